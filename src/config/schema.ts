@@ -1,0 +1,132 @@
+import { z } from 'zod';
+
+const smartKeepWeights = z.strictObject({
+  recency: z.number().min(0).default(0.5),
+  question: z.number().min(0).default(0.3),
+  density: z.number().min(0).default(0.2),
+});
+
+/** Memory parameters: the paper's sensitivity table (§4.4) plus search knobs, with the paper's defaults. */
+export const memorySchema = z.strictObject({
+  /** Un-extracted tokens that trigger an extraction job. */
+  tokenThreshold: z.int().positive().default(4000),
+  /** Turns Smart Keep always keeps hot (the last question–answer pairs). */
+  minKeptTurns: z.int().min(0).default(4),
+  /** Upper bound on kept turns; the rest form the compression window. */
+  maxKeptTurns: z.int().min(0).default(8),
+  /** Turns per ACU compression segment. */
+  segmentTurns: z.int().min(1).max(50).default(5),
+  /** Recent turns returned at session start. */
+  contextWindowTurns: z.int().min(0).default(10),
+  /** Default TTL of ephemeral facts. */
+  ephemeralTtlHours: z.number().positive().default(24),
+  /** Cosine at or above which a new ACU is a duplicate of an existing one. */
+  dedupThreshold: z.number().min(0).max(1).default(0.95),
+  /** Best vector score below which the cascade falls back to the cold archive. */
+  confidenceThreshold: z.number().min(0).max(1).default(0.35),
+  /** A user turn with asrConfidence below this yields only `inferred` facts. */
+  lowAsrConfidence: z.number().min(0).max(1).default(0.6),
+  /** Fuse a BM25 leg into vector search by reciprocal rank fusion. */
+  hybrid: z.boolean().default(true),
+  /** RRF constant k. */
+  rrfK: z.int().positive().default(60),
+  /** Default number of search results. */
+  searchK: z.int().min(1).max(100).default(5),
+  /** Session summaries kept in the hot document. */
+  maxSummaries: z.int().min(0).default(5),
+  smartKeep: smartKeepWeights.prefault({}),
+});
+
+const adaptersSchema = z.strictObject({
+  buffer: z.enum(['sqlite', 'redis']).default('sqlite'),
+  cache: z.enum(['sqlite', 'redis']).default('sqlite'),
+  bus: z.enum(['memory', 'nats']).default('memory'),
+  lock: z.enum(['memory', 'redis']).default('memory'),
+  events: z.enum(['memory', 'nats']).default('memory'),
+  documents: z.enum(['sqlite', 'mongo']).default('sqlite'),
+  cold: z.enum(['sqlite', 'mongo']).default('sqlite'),
+  acus: z.enum(['sqlite', 'qdrant']).default('sqlite'),
+  extractor: z.enum(['offline', 'openai']).default('offline'),
+  embedder: z.enum(['offline', 'openai']).default('offline'),
+});
+
+/** The whole configuration. Parsed once at start (defaults ← profile file ← env ← flags), then frozen. */
+export const configSchema = z.strictObject({
+  profile: z.string().default('embedded'),
+  server: z
+    .strictObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.int().min(0).max(65535).default(7700),
+      /** Largest turn text accepted (bytes of UTF-8). */
+      maxTurnBytes: z.int().positive().default(32 * 1024),
+      /** Largest WebSocket frame or HTTP body answered; larger frames may close with 1009. */
+      maxPayloadBytes: z.int().positive().default(1024 * 1024),
+      /** Per-connection send buffer before backpressure handling kicks in. */
+      maxBackpressureBytes: z.int().positive().default(1024 * 1024),
+      idleTimeoutS: z.int().min(0).default(120),
+      /** Run extraction workers inside the gateway process (embedded default). */
+      inlineWorkers: z.boolean().default(true),
+    })
+    .prefault({}),
+  auth: z
+    .strictObject({
+      /** API keys as sha256 hex hashes → tenant. Raw keys never stored. */
+      keys: z.array(z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/), tenantId: z.string().min(1) })).default([]),
+    })
+    .prefault({}),
+  log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),
+  sqlite: z.strictObject({ path: z.string().default('./data/memgate.db') }).prefault({}),
+  schemasDir: z.string().default('./config/schemas'),
+  adapters: adaptersSchema.prefault({}),
+  redis: z.strictObject({ url: z.string().default('redis://127.0.0.1:6379'), keyPrefix: z.string().default('mg:') }).prefault({}),
+  nats: z
+    .strictObject({
+      servers: z.string().default('nats://127.0.0.1:4222'),
+      stream: z.string().default('MEMGATE_JOBS'),
+      subjectPrefix: z.string().default('memgate'),
+    })
+    .prefault({}),
+  mongo: z.strictObject({ url: z.string().default('mongodb://127.0.0.1:27017'), db: z.string().default('memgate') }).prefault({}),
+  qdrant: z
+    .strictObject({
+      url: z.string().default('http://127.0.0.1:6333'),
+      apiKey: z.string().optional(),
+      collection: z.string().default('memgate_acus'),
+    })
+    .prefault({}),
+  llm: z
+    .strictObject({
+      baseURL: z.string().default('http://127.0.0.1:11434/v1'),
+      apiKey: z.string().default('none'),
+      model: z.string().default('gpt-4o-mini'),
+      timeoutMs: z.int().positive().default(20_000),
+      maxRetries: z.int().min(0).default(1),
+    })
+    .prefault({}),
+  embeddings: z
+    .strictObject({
+      baseURL: z.string().default('http://127.0.0.1:11434/v1'),
+      apiKey: z.string().default('none'),
+      model: z.string().default('text-embedding-3-small'),
+      dimensions: z.int().positive().default(384),
+      timeoutMs: z.int().positive().default(10_000),
+    })
+    .prefault({}),
+  memory: memorySchema.prefault({}),
+  worker: z
+    .strictObject({
+      concurrency: z.int().min(1).default(2),
+      maxDeliver: z.int().min(1).default(5),
+      retryDelayMs: z.int().min(0).default(1000),
+      lockTtlMs: z.int().positive().default(60_000),
+    })
+    .prefault({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type MemoryConfig = z.infer<typeof memorySchema>;
+
+/** Embedded defaults, parsed from an empty object: what `npm start` runs with. */
+export function defaultConfig(overrides: unknown = {}): Config {
+  return configSchema.parse(overrides);
+}

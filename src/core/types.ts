@@ -1,0 +1,175 @@
+/**
+ * memgate's data model (DESIGN.md section 4). Plain data only: every port and
+ * adapter speaks these shapes, so they carry no behaviour and no I/O.
+ * Times: epoch milliseconds in fields named `*Ms` or `ts`/`receivedAt`, ISO-8601 strings elsewhere.
+ */
+
+/** Every record is scoped tenant → agent → user. */
+export interface Scope {
+  readonly tenantId: string;
+  readonly agentId: string;
+  readonly userId: string;
+}
+
+export type Role = 'user' | 'agent' | 'system' | 'tool';
+export const ROLES: readonly Role[] = ['user', 'agent', 'system', 'tool'];
+
+/** What a client sends to append a turn (already validated at the edge). */
+export interface TurnInput {
+  role: Role;
+  text: string;
+  /** Client idempotency key; the server makes one when absent. */
+  turnId?: string;
+  /** When the turn was said, epoch ms (defaults to receipt time). */
+  ts?: number;
+  speaker?: string;
+  /** Speech recogniser confidence 0–1 for a user turn. */
+  asrConfidence?: number;
+  /** Agent turn cut off by barge-in: `text` is what the caller heard. */
+  interrupted?: boolean;
+}
+
+/** A turn as stored in the hot buffer and the cold archive. */
+export interface Turn {
+  turnId: string;
+  /** Monotonic per agent+user buffer, starting at 1. */
+  seq: number;
+  sessionId: string;
+  role: Role;
+  text: string;
+  ts: number;
+  receivedAt: number;
+  tokens: number;
+  speaker?: string;
+  asrConfidence?: number;
+  interrupted?: boolean;
+}
+
+export type Category = 'profile' | 'temporal' | 'ephemeral';
+export type FactSource = 'explicit' | 'confirmed' | 'inferred';
+export type EntityStatus = 'active' | 'superseded';
+
+/** A money amount keeps its currency (PROTOCOL.md, extraction schema types). */
+export interface Money {
+  amount: number;
+  currency: string;
+}
+
+/** A normalised field value: dates and datetimes are ISO-8601 strings. */
+export type FactValue = string | number | boolean | Money;
+
+/** One record of the bi-temporal timeline (temporal, ephemeral, and profile history). */
+export interface TemporalEntity {
+  id: string;
+  /** Stable entity key: the field, or `field:qualifier` when the field has `keyBy`. */
+  key: string;
+  field: string;
+  value: FactValue;
+  category: Category;
+  status: EntityStatus;
+  source: FactSource;
+  /** World time the fact became true (ISO). */
+  validFrom: string;
+  /** World time it stopped being true; null while active. */
+  validUntil: string | null;
+  /** System time of extraction (ISO). */
+  recordedAt: string;
+  /** Ephemeral only: hidden from context after this instant, never deleted. */
+  expiresAt: string | null;
+  supersedes: string | null;
+  supersededBy: string | null;
+  /** Turn ids the fact was drawn from. */
+  evidence: string[];
+}
+
+/** Current value of a profile field (last write wins; history lives in the timeline). */
+export interface ProfileEntry {
+  value: FactValue;
+  updatedAt: string;
+  source: FactSource;
+  evidence: string[];
+}
+
+/** A short per-session summary kept in the hot document. */
+export interface SessionSummary {
+  sessionId: string;
+  text: string;
+  /** World time of the session's first summarised turn (ISO). */
+  from: string;
+  to: string;
+}
+
+/** The per agent+user hot document (tier 1). */
+export interface HotDocument {
+  scope: Scope;
+  profile: Record<string, ProfileEntry>;
+  /** Temporal, ephemeral and profile-history records; append-only except forget. */
+  entities: TemporalEntity[];
+  /** Turns Smart Keep kept (they also remain in the turn buffer until compressed). */
+  recent: Turn[];
+  summaries: SessionSummary[];
+  counters: { extractions: number; turnsArchived: number; acusIndexed: number; acusSuppressed: number };
+  /** Optimistic-concurrency version: every commit must name the version it read. */
+  version: number;
+  updatedAt: string;
+}
+
+/** Atomic Context Unit: a self-contained fact in the vector index (tier 2). */
+export interface Acu {
+  /** Deterministic from scope + contentHash, so a re-delivered job never duplicates. */
+  id: string;
+  text: string;
+  embedding: Float32Array;
+  turnRefs: string[];
+  sessionId: string;
+  /** World time the fact refers to (ISO). */
+  validAt: string;
+  createdAt: string;
+  contentHash: string;
+}
+
+/** A fact as shown to the agent in `facts` / `possibly`. */
+export interface ContextFact {
+  key: string;
+  field: string;
+  value: FactValue;
+  source: FactSource;
+  validFrom: string;
+  recordedAt: string;
+}
+
+/** The `memory_search` tool definition (OpenAI function-calling format). */
+export interface ToolDefinition {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** What the preloaded context cache holds: everything session start returns but the per-call ids. */
+export interface SessionContext {
+  profile: Record<string, FactValue>;
+  facts: ContextFact[];
+  possibly: ContextFact[];
+  recent: Array<Pick<Turn, 'turnId' | 'role' | 'text' | 'ts' | 'speaker'>>;
+  summaries: SessionSummary[];
+  contextBlock: string;
+  tools: ToolDefinition[];
+  /** Hot document version it was built from. */
+  version: number;
+  /** Instant it was built (epoch ms): ephemeral facts past expiry are filtered on read. */
+  builtAt: number;
+  /** Earliest ephemeral expiry in it (epoch ms), so a read can tell when it must rebuild. */
+  expiresAt: number | null;
+}
+
+export type Confidence = 'high' | 'medium' | 'low';
+export type ResultSource = 'acu' | 'hybrid' | 'cold';
+
+/** One memory_search result (PROTOCOL.md). */
+export interface SearchResult {
+  text: string;
+  score: number;
+  confidence: Confidence;
+  source: ResultSource;
+  turnRefs: string[];
+  validAt: string;
+}

@@ -1,0 +1,7 @@
+/** Text → unit-length vector. Adapters: the offline deterministic default and any OpenAI-compatible endpoint. */
+export interface Embedder {
+  readonly id: string;
+  readonly dimensions: number;
+  /** One L2-normalised vector per text, in order. */
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+}

@@ -1,0 +1,47 @@
+import type { Scope } from '../core/types.ts';
+
+/** One extraction job = one user's compression window. */
+export interface ExtractionJob {
+  scope: Scope;
+  reason: 'threshold' | 'end' | 'flush';
+  requestedAt: number;
+}
+
+/** How a consumer reports a failed delivery. */
+export interface JobControl {
+  /** 1 on first delivery. */
+  readonly attempt: number;
+}
+
+export interface ConsumeOptions {
+  /** Deliveries before a job goes to the dead-letter subject. */
+  maxDeliver: number;
+  /** Delay before a failed job is redelivered. */
+  retryDelayMs: number;
+  /** Jobs one consumer runs at once. */
+  concurrency: number;
+}
+
+/** A running consumer; `stop` waits for in-flight jobs. */
+export interface Consumer {
+  stop(): Promise<void>;
+}
+
+/**
+ * The extraction job bus. At most one pending job per user (dedup by scope);
+ * a job is acked only after its handler resolves; a throw redelivers after
+ * `retryDelayMs` until `maxDeliver`, then dead-letters (and the turns stay buffered).
+ */
+export interface JobBus {
+  /** Returns false when an identical job for the user was already pending (deduplicated). */
+  publish(job: ExtractionJob): Promise<boolean>;
+  consume(handler: (job: ExtractionJob, ctl: JobControl) => Promise<void>, options: ConsumeOptions): Consumer;
+  /** Jobs waiting or in flight, for metrics. */
+  depth(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Deterministic job key: the unit of deduplication. */
+export function jobKey(scope: Scope): string {
+  return `${scope.tenantId}/${scope.agentId}/${scope.userId}`;
+}

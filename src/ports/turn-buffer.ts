@@ -1,0 +1,52 @@
+import type { Scope, Turn, TurnInput } from '../core/types.ts';
+
+/** A value, or a promise of it: lets a synchronous embedded adapter skip the microtask hop on the append path. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** Result of a durable append. */
+export interface AppendOutcome {
+  turn: Turn;
+  /** True when the turnId was seen before; `turn` is then the original. */
+  duplicate: boolean;
+  /** Tokens of all turns still in the buffer for this agent+user (un-compressed). */
+  pendingTokens: number;
+}
+
+/** Where a session lives: HTTP turn appends carry only the session id. */
+export interface SessionRecord {
+  sessionId: string;
+  scope: Scope;
+  startedAt: number;
+  endedAt: number | null;
+}
+
+/**
+ * The hot turn buffer (DESIGN.md §2): an acked turn is durable here until its
+ * extraction commits. Deliberately not here: extraction, locking, and anything
+ * that reads more than one user's turns.
+ */
+export interface TurnBuffer {
+  /**
+   * Persist the turn durably, then return. Same `turnId` twice (even after the
+   * turn was archived and removed) returns the original with `duplicate: true`.
+   * `turn.tokens` and `turn.receivedAt` are set by the caller.
+   */
+  append(scope: Scope, sessionId: string, turn: Omit<Turn, 'seq' | 'turnId'> & { turnId: string }): MaybePromise<AppendOutcome>;
+  /** All buffered turns of the user, in seq order. */
+  list(scope: Scope): Promise<Turn[]>;
+  /** Remove processed turns by id (never by overwriting the list: turns appended meanwhile stay). */
+  remove(scope: Scope, turnIds: readonly string[]): Promise<void>;
+  /** Tokens currently buffered for the user. */
+  pendingTokens(scope: Scope): Promise<number>;
+  /** Record a session start (idempotent). */
+  openSession(record: SessionRecord): Promise<void>;
+  /** Look a session up by id within a tenant; null when unknown. */
+  getSession(tenantId: string, sessionId: string): Promise<SessionRecord | null>;
+  /** Mark a session ended. */
+  endSession(tenantId: string, sessionId: string, endedAt: number): Promise<void>;
+  /** Forget the user: turns, idempotency keys, sessions. */
+  forget(scope: Scope): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type { TurnInput };

@@ -1,0 +1,81 @@
+import type { ExtractionSchema } from '../core/schema.ts';
+import type { ContextFact, FactValue, Scope, SearchResult, SessionContext, SessionSummary, TemporalEntity, ToolDefinition, Turn, TurnInput } from '../core/types.ts';
+import type { MaybePromise } from '../ports/turn-buffer.ts';
+
+/** Session start reply body (PROTOCOL.md `context`, without op/id). */
+export interface ContextReply {
+  sessionId: string;
+  profile: Record<string, FactValue>;
+  facts: ContextFact[];
+  possibly: ContextFact[];
+  recent: SessionContext['recent'];
+  summaries: SessionSummary[];
+  contextBlock: string;
+  tools: ToolDefinition[];
+  tookMs: number;
+}
+
+/** Turn append reply body (PROTOCOL.md `ack`). */
+export interface AckReply {
+  turnId: string;
+  seq: number;
+  duplicate: boolean;
+}
+
+/** Memory search reply body (PROTOCOL.md `results`). */
+export interface SearchReply {
+  results: SearchResult[];
+  tookMs: number;
+  /** Present and true when `deadlineMs` cut a tier. */
+  partial?: boolean;
+}
+
+export interface SearchOptions {
+  k?: number;
+  deadlineMs?: number;
+}
+
+/** What one extraction run did (flush reply, events, logs). */
+export interface ExtractionReport {
+  ran: boolean;
+  /** Why nothing ran, when `ran` is false (e.g. "empty", "locked"). */
+  skipped?: string;
+  turnsRead: number;
+  turnsKept: number;
+  turnsArchived: number;
+  factsExtracted: number;
+  entitiesInserted: number;
+  entitiesSuperseded: number;
+  profileUpdated: number;
+  acusIndexed: number;
+  acusSuppressed: number;
+  version: number;
+  durationMs: number;
+}
+
+/**
+ * The memory engine's whole surface: the three call-path operations plus the
+ * background and admin ones. The gateway and the replay CLI use only this.
+ */
+export interface MemoryApi {
+  /** Session start: one read of the context cache (refilled from the hot document on a miss). */
+  startSession(scope: Scope, sessionId?: string): Promise<ContextReply>;
+  /** Turn append: validate, durable write, ack; may publish an extraction job. Sync when the buffer is. */
+  appendTurn(scope: Scope, sessionId: string, input: TurnInput): MaybePromise<AckReply>;
+  /** The session's scope, for routes that carry only a session id; null when unknown. */
+  sessionScope(tenantId: string, sessionId: string): Promise<Scope | null>;
+  /** memory_search: the cascade. */
+  search(scope: Scope, query: string, options?: SearchOptions): Promise<SearchReply>;
+  /** End of call: pending turns become eligible for extraction (a job is published). */
+  endSession(scope: Scope, sessionId: string): Promise<void>;
+  /** Run extraction for the user now and wait for its commit. */
+  flush(scope: Scope): Promise<ExtractionReport>;
+  /** Bi-temporal timeline; `history` false = active, unexpired only. */
+  timeline(scope: Scope, history: boolean): Promise<TemporalEntity[]>;
+  /** Replace an agent's schema (validated; takes effect on the next extraction). */
+  putSchema(tenantId: string, agentId: string, schema: unknown): Promise<ExtractionSchema>;
+  /** Forget a user everywhere. */
+  forget(scope: Scope): Promise<void>;
+  /** Buffered (not yet compressed) turns, for tests and audits. */
+  bufferedTurns(scope: Scope): Promise<Turn[]>;
+}
