@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import type { FieldDef } from '../../src/core/schema.ts';
+import type { FactSource, FactValue, ProfileEntry, TemporalEntity } from '../../src/core/types.ts';
+import { activeEntities, applyFacts, chainOf, isExpired, type MemoryState, type ResolvedFact } from '../../src/memory/supersession.ts';
+
+const HOUR = 3_600_000;
+const NOW = Date.parse('2026-02-01T12:00:00Z');
+
+const budget: FieldDef = { name: 'budget', category: 'temporal', type: 'money', description: 'Total budget' };
+const visit: FieldDef = { name: 'site_visit', category: 'ephemeral', type: 'datetime', description: 'Site visit', ttlHours: 24 };
+const city: FieldDef = { name: 'city', category: 'profile', type: 'string', description: 'City' };
+
+const empty = (): MemoryState => ({ entities: [], profile: {} });
+const lakh = (n: number): FactValue => ({ amount: n * 100_000, currency: 'INR' });
+
+function fact(field: FieldDef, value: FactValue, validFrom: string, evidence: string[], source: FactSource = 'explicit'): ResolvedFact {
+  return { key: field.name, field, value, source, validFrom, evidence };
+}
+
+const opts = (now = NOW) => ({ now, defaultTtlHours: 24, idFor: (f: ResolvedFact) => `id:${f.key}:${JSON.stringify(f.value)}:${f.validFrom}` });
+
+function byValue(entities: TemporalEntity[], amountLakh: number): TemporalEntity {
+  const e = entities.find((x) => typeof x.value === 'object' && x.value.amount === amountLakh * 100_000);
+  if (!e) throw new Error(`no record for ${amountLakh} lakh`);
+  return e;
+}
+
+describe('applyFacts: temporal supersession', () => {
+  it('supersedes a changed value and links both records', () => {
+    const first = applyFacts(empty(), [fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1'])], opts());
+    const second = applyFacts(first, [fact(budget, lakh(80), '2026-01-15T10:00:00Z', ['t9'])], opts(NOW + HOUR));
+
+    expect(second.entities).toHaveLength(2);
+    const old = byValue(second.entities, 50);
+    const cur = byValue(second.entities, 80);
+    expect(old).toMatchObject({ status: 'superseded', validUntil: '2026-01-15T10:00:00Z', supersededBy: cur.id });
+    expect(cur).toMatchObject({ status: 'active', validUntil: null, supersedes: old.id, recordedAt: new Date(NOW + HOUR).toISOString(), expiresAt: null, evidence: ['t9'] });
+    expect(second.inserted.map((e) => e.id)).toEqual([cur.id]);
+    expect(second.superseded.map((e) => e.id)).toEqual([old.id]);
+    expect(activeEntities(second.entities, NOW).map((e) => e.id)).toEqual([cur.id]);
+  });
+
+  it('never mutates its input', () => {
+    const first = applyFacts(empty(), [fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1'])], opts());
+    const snapshot = structuredClone(first.entities);
+    applyFacts(first, [fact(budget, lakh(80), '2026-01-15T10:00:00Z', ['t9'])], opts());
+    expect(first.entities).toEqual(snapshot);
+  });
+
+  it('keeps one record for the same value, appending evidence and upgrading an inferred source', () => {
+    const first = applyFacts(empty(), [fact(budget, lakh(80), '2026-01-15T10:00:00Z', ['t1'], 'inferred')], opts());
+    const again = applyFacts(first, [fact(budget, lakh(80), '2026-01-20T10:00:00Z', ['t2', 't1', 't2'], 'explicit')], opts());
+    expect(again.entities).toHaveLength(1);
+    expect(again.entities[0]).toMatchObject({ status: 'active', source: 'explicit', evidence: ['t1', 't2'], validFrom: '2026-01-15T10:00:00Z' });
+    expect(again.inserted).toEqual([]);
+    expect(again.superseded).toEqual([]);
+  });
+
+  it('does not downgrade an explicit record when the same value is inferred later', () => {
+    const first = applyFacts(empty(), [fact(budget, lakh(80), '2026-01-15T10:00:00Z', ['t1'])], opts());
+    const again = applyFacts(first, [fact(budget, lakh(80), '2026-01-16T10:00:00Z', ['t2'], 'inferred')], opts());
+    expect(again.entities[0]?.source).toBe('explicit');
+  });
+
+  it('is idempotent: re-applying the same facts changes nothing', () => {
+    const facts = [
+      fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1']),
+      fact(budget, lakh(80), '2026-01-15T10:00:00Z', ['t9']),
+      fact(city, 'Pune', '2026-01-03T10:00:00Z', ['t1']),
+      fact(visit, '2026-01-20T10:00:00.000Z', '2026-01-15T10:00:00Z', ['t9']),
+    ];
+    const once = applyFacts(empty(), facts, opts());
+    const twice = applyFacts(once, facts, opts(NOW + 5 * HOUR));
+    expect(twice.entities).toEqual(once.entities);
+    expect(twice.profile).toEqual(once.profile);
+    expect(twice.inserted).toEqual([]);
+    expect(twice.superseded).toEqual([]);
+    expect(twice.profileUpdated).toEqual([]);
+  });
+
+  it('re-reading an old value from a kept turn does not flip the current value back', () => {
+    const once = applyFacts(empty(), [fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1']), fact(budget, lakh(80), '2026-01-15T10:00:00Z', ['t9'])], opts());
+    const reread = applyFacts(once, [fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1'])], opts());
+    expect(reread.entities).toEqual(once.entities);
+  });
+
+  it('keeps ids unique when a value comes back (idFor without world time)', () => {
+    const byKeyValue = { ...opts(), idFor: (f: ResolvedFact) => `id:${f.key}:${JSON.stringify(f.value)}` };
+    const out = applyFacts(
+      empty(),
+      [fact(budget, lakh(50), '2026-01-01T00:00:00Z', ['t1']), fact(budget, lakh(80), '2026-01-10T00:00:00Z', ['t2']), fact(budget, lakh(50), '2026-01-20T00:00:00Z', ['t3'])],
+      byKeyValue,
+    );
+    const ids = out.entities.map((e) => e.id);
+    expect(new Set(ids).size).toBe(3);
+    expect(chainOf(out.entities, 'budget').map((e) => [e.status, e.evidence])).toEqual([
+      ['superseded', ['t1']],
+      ['superseded', ['t2']],
+      ['active', ['t3']],
+    ]);
+    expect(out.superseded.map((e) => e.evidence)).toEqual([['t1'], ['t2']]);
+  });
+
+  it('processes a batch in world-time order whatever the input order', () => {
+    const out = applyFacts(empty(), [fact(budget, lakh(80), '2026-01-15T10:00:00Z', ['t9']), fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1'])], opts());
+    expect(byValue(out.entities, 80).status).toBe('active');
+    expect(byValue(out.entities, 50)).toMatchObject({ status: 'superseded', supersededBy: byValue(out.entities, 80).id });
+  });
+});
+
+describe('applyFacts: out-of-order world times', () => {
+  const base = () =>
+    applyFacts(empty(), [fact(budget, lakh(50), '2026-01-01T00:00:00Z', ['t1']), fact(budget, lakh(80), '2026-01-20T00:00:00Z', ['t9'])], opts());
+
+  it('inserts an older, different value as history without replacing the current value', () => {
+    const late = applyFacts(base(), [fact(budget, lakh(60), '2026-01-10T00:00:00Z', ['t5'])], opts(NOW + HOUR));
+    const [v50, v60, v80] = [byValue(late.entities, 50), byValue(late.entities, 60), byValue(late.entities, 80)];
+    expect(v80).toMatchObject({ status: 'active', supersedes: v60.id, validUntil: null });
+    expect(v60).toMatchObject({ status: 'superseded', supersedes: v50.id, supersededBy: v80.id, validUntil: '2026-01-20T00:00:00Z' });
+    expect(v50).toMatchObject({ status: 'superseded', supersededBy: v60.id, validUntil: '2026-01-10T00:00:00Z' });
+    expect(chainOf(late.entities, 'budget').map((e) => e.id)).toEqual([v50.id, v60.id, v80.id]);
+    expect(late.inserted.map((e) => e.id)).toEqual([v60.id]);
+    expect(late.superseded).toEqual([]);
+  });
+
+  it('inserts a value older than the whole chain at its head', () => {
+    const late = applyFacts(base(), [fact(budget, lakh(40), '2025-12-01T00:00:00Z', ['t0'])], opts());
+    const [v40, v50] = [byValue(late.entities, 40), byValue(late.entities, 50)];
+    expect(v40).toMatchObject({ status: 'superseded', supersedes: null, supersededBy: v50.id, validUntil: '2026-01-01T00:00:00Z' });
+    expect(v50.supersedes).toBe(v40.id);
+    expect(byValue(late.entities, 80).status).toBe('active');
+  });
+
+  it('starts the current value earlier when a late fact shows it held before', () => {
+    const late = applyFacts(base(), [fact(budget, lakh(80), '2026-01-12T00:00:00Z', ['t6'])], opts());
+    expect(late.entities).toHaveLength(2);
+    expect(byValue(late.entities, 80)).toMatchObject({ status: 'active', validFrom: '2026-01-12T00:00:00Z', evidence: ['t9', 't6'] });
+    expect(byValue(late.entities, 50).validUntil).toBe('2026-01-12T00:00:00Z');
+  });
+
+  it('confirms the value in force at that time instead of repeating it', () => {
+    const late = applyFacts(base(), [fact(budget, lakh(50), '2026-01-05T00:00:00Z', ['t2'])], opts());
+    expect(late.entities).toHaveLength(2);
+    expect(byValue(late.entities, 50).evidence).toEqual(['t1', 't2']);
+  });
+});
+
+describe('applyFacts: ephemeral expiry', () => {
+  it('hides an ephemeral fact after its TTL (from recordedAt) but keeps it in the timeline', () => {
+    const out = applyFacts(empty(), [fact(visit, '2026-02-03T10:00:00.000Z', '2026-01-10T00:00:00Z', ['t3'])], opts());
+    const rec = out.entities[0]!;
+    expect(rec.expiresAt).toBe(new Date(NOW + 24 * HOUR).toISOString());
+    expect(activeEntities(out.entities, NOW + 23 * HOUR)).toHaveLength(1);
+    expect(isExpired(rec, NOW + 24 * HOUR)).toBe(true);
+    expect(activeEntities(out.entities, NOW + 24 * HOUR)).toEqual([]);
+    expect(out.entities).toHaveLength(1);
+    expect(rec.status).toBe('active');
+  });
+
+  it('uses the default TTL when the field has none, and renews it when the fact is restated', () => {
+    const noTtl: FieldDef = { ...visit, ttlHours: undefined };
+    delete noTtl.ttlHours;
+    const out = applyFacts(empty(), [fact(noTtl, 'call back', '2026-02-01T00:00:00Z', ['t1'])], { ...opts(), defaultTtlHours: 2 });
+    expect(out.entities[0]?.expiresAt).toBe(new Date(NOW + 2 * HOUR).toISOString());
+    const restated = applyFacts(out, [fact(noTtl, 'call back', '2026-02-01T03:00:00Z', ['t2'])], { ...opts(NOW + 3 * HOUR), defaultTtlHours: 2 });
+    expect(restated.entities).toHaveLength(1);
+    expect(restated.entities[0]?.expiresAt).toBe(new Date(NOW + 5 * HOUR).toISOString());
+  });
+
+  it('non-ephemeral records never expire', () => {
+    const out = applyFacts(empty(), [fact(budget, lakh(80), '2026-01-15T10:00:00Z', ['t1'])], opts());
+    expect(out.entities[0]?.expiresAt).toBeNull();
+    expect(activeEntities(out.entities, NOW + 10_000 * HOUR)).toHaveLength(1);
+  });
+});
+
+describe('applyFacts: profile', () => {
+  it('last write wins by world time, with every value kept on the timeline', () => {
+    const a = applyFacts(empty(), [fact(city, 'Pune', '2026-01-03T00:00:00Z', ['t1'])], opts());
+    expect(a.profile.city).toEqual({ value: 'Pune', updatedAt: '2026-01-03T00:00:00Z', source: 'explicit', evidence: ['t1'] });
+    expect(a.profileUpdated).toEqual(['city']);
+
+    const b = applyFacts(a, [fact(city, 'Mumbai', '2026-01-10T00:00:00Z', ['t4'])], opts());
+    expect(b.profile.city?.value).toBe('Mumbai');
+    expect(b.profileUpdated).toEqual(['city']);
+
+    const older = applyFacts(b, [fact(city, 'Nashik', '2026-01-05T00:00:00Z', ['t2'])], opts());
+    expect(older.profile.city?.value).toBe('Mumbai');
+    expect(older.profileUpdated).toEqual([]);
+
+    const timeline = chainOf(older.entities, 'city');
+    expect(timeline.map((e) => [e.value, e.status, e.category])).toEqual([
+      ['Pune', 'superseded', 'profile'],
+      ['Nashik', 'superseded', 'profile'],
+      ['Mumbai', 'active', 'profile'],
+    ]);
+  });
+
+  it('orders a profile entry written before the timeline existed by its world time', () => {
+    const legacy: Record<string, ProfileEntry> = { city: { value: 'Delhi', updatedAt: '2026-01-20T00:00:00Z', source: 'explicit', evidence: ['t0'] } };
+    const out = applyFacts({ entities: [], profile: legacy }, [fact(city, 'Pune', '2026-01-03T00:00:00Z', ['t1'])], opts());
+    expect(out.profile.city?.value).toBe('Delhi');
+    expect(chainOf(out.entities, 'city').map((e) => e.value)).toEqual(['Pune', 'Delhi']);
+  });
+});
