@@ -1,0 +1,102 @@
+import type { Acu, FactValue, Scope, Turn } from '../core/types.ts';
+import { iso } from '../core/clock.ts';
+import { stableHash, stableUuid } from '../core/ids.ts';
+import type { AcuIndex } from '../ports/acu-index.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import type { AcuDraft, Extractor } from '../ports/extractor.ts';
+
+/** Stage 3 outcome: ACUs to index and how many near-duplicates were suppressed. */
+export interface CompressOutcome {
+  acus: Acu[];
+  suppressed: number;
+}
+
+/** Inputs of stage 3 beyond the window itself. */
+export interface CompressDeps {
+  extractor: Extractor;
+  embedder: Embedder;
+  acus: AcuIndex;
+}
+
+/** Split turns into consecutive segments of at most `size` turns (DESIGN.md §3: ≤ 5). */
+export function segment<T>(turns: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < turns.length; i += size) out.push(turns.slice(i, i + size));
+  return out;
+}
+
+/** Whitespace- and case-folded text: the identity of an ACU for its content hash. */
+export function contentHashOf(text: string): string {
+  return stableHash(text.trim().toLowerCase().replace(/\s+/g, ' '));
+}
+
+/** Deterministic ACU id, so a re-delivered job upserts the same points instead of adding new ones. */
+export function acuIdOf(scope: Scope, contentHash: string): string {
+  return stableUuid(scope.tenantId, scope.agentId, scope.userId, contentHash);
+}
+
+/**
+ * Stage 3: segments compressed in parallel, ACUs embedded in one batch, then
+ * near-duplicates suppressed (cosine ≥ threshold against the index and against
+ * earlier ACUs of the same window). An ACU already indexed under its own id is
+ * not "new" either: that is what makes a retried window idempotent.
+ */
+export async function compressWindow(deps: CompressDeps, scope: Scope, window: readonly Turn[], opts: { segmentTurns: number; dedupThreshold: number; now: number; knownProfile: Readonly<Record<string, FactValue>> }): Promise<CompressOutcome> {
+  if (window.length === 0) return { acus: [], suppressed: 0 };
+  const userName = typeof opts.knownProfile['full_name'] === 'string' ? opts.knownProfile['full_name'] : typeof opts.knownProfile['name'] === 'string' ? opts.knownProfile['name'] : undefined;
+  const segments = segment(window, opts.segmentTurns);
+  const drafts = (await Promise.all(segments.map((turns) => deps.extractor.compress({ turns, now: opts.now, ...(userName ? { userName } : {}) })))).flat();
+  const byId = new Map(window.map((t) => [t.turnId, t]));
+  const cleaned = dedupeDrafts(drafts.filter((d) => d.text.trim().length > 0), byId);
+  if (cleaned.length === 0) return { acus: [], suppressed: 0 };
+  const vectors = await deps.embedder.embed(cleaned.map((d) => d.text));
+  const kept: Acu[] = [];
+  let suppressed = 0;
+  for (let i = 0; i < cleaned.length; i++) {
+    const draft = cleaned[i]!;
+    const embedding = vectors[i]!;
+    const contentHash = contentHashOf(draft.text);
+    const id = acuIdOf(scope, contentHash);
+    if (kept.some((a) => dot(a.embedding, embedding) >= opts.dedupThreshold)) {
+      suppressed++;
+      continue;
+    }
+    const [nearest] = await deps.acus.search(scope, embedding, 1);
+    if (nearest && nearest.score >= opts.dedupThreshold) {
+      suppressed++;
+      continue;
+    }
+    const refs = draft.turnRefs.filter((r) => byId.has(r));
+    const lastRef = refs.map((r) => byId.get(r)!.ts).reduce((a, b) => Math.max(a, b), 0);
+    kept.push({
+      id,
+      text: draft.text.trim(),
+      embedding,
+      turnRefs: refs,
+      sessionId: byId.get(refs[0] ?? '')?.sessionId ?? window[window.length - 1]!.sessionId,
+      validAt: draft.validAt && Number.isFinite(Date.parse(draft.validAt)) ? iso(Date.parse(draft.validAt)) : iso(lastRef || window[window.length - 1]!.ts),
+      createdAt: iso(opts.now),
+      contentHash,
+    });
+  }
+  return { acus: kept, suppressed };
+}
+
+/** Drop exact repeats and drafts that cite no turn of the window (model output is checked at the edge). */
+function dedupeDrafts(drafts: readonly AcuDraft[], byId: ReadonlyMap<string, Turn>): AcuDraft[] {
+  const seen = new Set<string>();
+  const out: AcuDraft[] = [];
+  for (const d of drafts) {
+    const h = contentHashOf(d.text);
+    if (seen.has(h) || !d.turnRefs.some((r) => byId.has(r))) continue;
+    seen.add(h);
+    out.push(d);
+  }
+  return out;
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}

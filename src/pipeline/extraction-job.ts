@@ -1,0 +1,140 @@
+import type { Clock } from '../core/clock.ts';
+import { iso } from '../core/clock.ts';
+import { MemgateError } from '../core/errors.ts';
+import { stableHash } from '../core/ids.ts';
+import type { Logger } from '../core/logger.ts';
+import type { ExtractionSchema } from '../core/schema.ts';
+import type { FactValue, HotDocument, Scope } from '../core/types.ts';
+import type { MemoryConfig } from '../config/schema.ts';
+import type { Ports } from '../ports/index.ts';
+import { applyFacts, type ResolvedFact } from '../memory/supersession.ts';
+import { smartKeep } from '../memory/smart-keep.ts';
+import { buildSessionContext } from '../memory/context-block.ts';
+import type { ExtractionReport } from '../service/api.ts';
+import { compressWindow } from './compress-stage.ts';
+import { resolveFacts } from './resolve-facts.ts';
+import { mergeSummaries } from './summaries.ts';
+
+/** What one extraction run needs. */
+export interface ExtractionDeps {
+  ports: Ports;
+  memory: MemoryConfig;
+  clock: Clock;
+  logger: Logger;
+  lockTtlMs: number;
+  /** The agent's schema in force (stored PUT, else file, else default). */
+  schemaFor(tenantId: string, agentId: string): Promise<ExtractionSchema>;
+}
+
+/** Lock key of a user: one extraction at a time per agent+user. */
+export function lockKeyOf(scope: Scope): string {
+  return `extract:${scope.tenantId}:${scope.agentId}:${scope.userId}`;
+}
+
+/** An empty hot document (version 0 = never committed). */
+export function emptyHotDocument(scope: Scope, now: number): HotDocument {
+  return { scope, profile: {}, entities: [], recent: [], summaries: [], counters: { extractions: 0, turnsArchived: 0, acusIndexed: 0, acusSuppressed: 0 }, version: 0, updatedAt: iso(now) };
+}
+
+/**
+ * One extraction job (DESIGN.md §3) under the user's lock. Stage 0 splits kept
+ * turns from the window; stage 1 reads facts from every buffered turn (kept
+ * ones too, so a fact said in the last turns is current at the next call) while
+ * stage 3 compresses the window only; stage 2 merges. Writes are ordered so a
+ * crash at any point loses nothing and a retry changes nothing: ACUs (idempotent
+ * ids) and cold turns (upsert) first, then the hot document by compare-and-set
+ * while the lease is still held, then the window leaves the buffer by id, then
+ * the context cache is rebuilt.
+ */
+export async function runExtraction(deps: ExtractionDeps, scope: Scope): Promise<ExtractionReport> {
+  const lease = await deps.ports.lock.acquire(lockKeyOf(scope), deps.lockTtlMs);
+  if (!lease) return skipped('locked');
+  try {
+    return await runLocked(deps, scope, () => lease.isHeld());
+  } finally {
+    await lease.release().catch(() => undefined);
+  }
+}
+
+async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Promise<boolean>): Promise<ExtractionReport> {
+  const { ports, memory, clock } = deps;
+  const started = clock.now();
+  const turns = await ports.buffer.list(scope);
+  if (turns.length === 0) return skipped('empty');
+  const doc = (await ports.documents.getHot(scope)) ?? emptyHotDocument(scope, started);
+  const schema = await deps.schemaFor(scope.tenantId, scope.agentId);
+  const { kept, window } = smartKeep(turns, { minKeptTurns: memory.minKeptTurns, maxKeptTurns: memory.maxKeptTurns, weights: memory.smartKeep });
+  ports.events.publish({ type: 'extraction.started', ...scopeFields(scope), at: started, data: { turns: turns.length, window: window.length, kept: kept.length } });
+
+  const knownProfile: Record<string, FactValue> = Object.fromEntries(Object.entries(doc.profile).map(([k, v]) => [k, v.value]));
+  const stage1 = (async (): Promise<ResolvedFact[]> => {
+    const extracted = await ports.extractor.extract({ schema, turns, knownProfile, now: started });
+    return resolveFacts(extracted, schema, turns, { lowAsrConfidence: memory.lowAsrConfidence });
+  })();
+  const stage3 = compressWindow(ports, scope, window, { segmentTurns: memory.segmentTurns, dedupThreshold: memory.dedupThreshold, now: started, knownProfile });
+  const [facts, compressed] = await Promise.all([stage1, stage3]);
+
+  const merged = applyFacts({ entities: doc.entities, profile: doc.profile }, facts, {
+    now: started,
+    defaultTtlHours: memory.ephemeralTtlHours,
+    idFor: (f) => 'ent_' + stableHash(scope.tenantId, scope.agentId, scope.userId, f.key, JSON.stringify(f.value), f.validFrom),
+  });
+
+  if (compressed.acus.length > 0) await ports.acus.upsert(scope, compressed.acus);
+  if (window.length > 0) await ports.cold.archive(scope, window);
+
+  const next: HotDocument = {
+    scope,
+    profile: merged.profile,
+    entities: merged.entities,
+    recent: kept,
+    summaries: mergeSummaries(doc.summaries, window, compressed.acus, memory.maxSummaries),
+    counters: {
+      extractions: doc.counters.extractions + 1,
+      turnsArchived: doc.counters.turnsArchived + window.length,
+      acusIndexed: doc.counters.acusIndexed + compressed.acus.length,
+      acusSuppressed: doc.counters.acusSuppressed + compressed.suppressed,
+    },
+    version: doc.version + 1,
+    updatedAt: iso(clock.now()),
+  };
+  // Fencing: a worker whose lease expired (or was taken over) must not commit,
+  // and the version check refuses a commit based on a stale read either way.
+  if (!(await stillHeld())) throw new MemgateError('conflict', 'extraction lease expired before commit');
+  if (!(await ports.documents.commitHot(next, doc.version))) throw new MemgateError('conflict', 'hot document changed during extraction');
+
+  if (window.length > 0) await ports.buffer.remove(scope, window.map((t) => t.turnId));
+  const remaining = await ports.buffer.list(scope);
+  await ports.cache.set(scope, buildSessionContext(next, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: remaining }));
+
+  const finished = clock.now();
+  for (const old of merged.superseded) {
+    ports.events.publish({ type: 'fact.superseded', ...scopeFields(scope), at: finished, data: { key: old.key, field: old.field, oldId: old.id, newId: old.supersededBy } });
+  }
+  if (compressed.acus.length > 0) ports.events.publish({ type: 'acus.indexed', ...scopeFields(scope), at: finished, data: { count: compressed.acus.length, suppressed: compressed.suppressed } });
+  const report: ExtractionReport = {
+    ran: true,
+    turnsRead: turns.length,
+    turnsKept: kept.length,
+    turnsArchived: window.length,
+    factsExtracted: facts.length,
+    entitiesInserted: merged.inserted.length,
+    entitiesSuperseded: merged.superseded.length,
+    profileUpdated: merged.profileUpdated.length,
+    acusIndexed: compressed.acus.length,
+    acusSuppressed: compressed.suppressed,
+    version: next.version,
+    durationMs: finished - started,
+  };
+  ports.events.publish({ type: 'extraction.finished', ...scopeFields(scope), at: finished, data: { ...report } });
+  deps.logger.info('extraction committed', { ...scopeFields(scope), ...report });
+  return report;
+}
+
+function scopeFields(scope: Scope): { tenantId: string; agentId: string; userId: string } {
+  return { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId };
+}
+
+function skipped(reason: string): ExtractionReport {
+  return { ran: false, skipped: reason, turnsRead: 0, turnsKept: 0, turnsArchived: 0, factsExtracted: 0, entitiesInserted: 0, entitiesSuperseded: 0, profileUpdated: 0, acusIndexed: 0, acusSuppressed: 0, version: 0, durationMs: 0 };
+}

@@ -1,0 +1,160 @@
+import type { Clock } from '../core/clock.ts';
+import { MemgateError, badRequest } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import type { Logger } from '../core/logger.ts';
+import { estimateTokens } from '../core/tokens.ts';
+import type { Scope, SessionContext, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
+import type { Config } from '../config/schema.ts';
+import type { ExtractionSchema } from '../core/schema.ts';
+import type { Ports } from '../ports/index.ts';
+import type { AppendOutcome } from '../ports/turn-buffer.ts';
+import { activeEntities } from '../memory/supersession.ts';
+import { buildSessionContext } from '../memory/context-block.ts';
+import { searchCascade } from '../memory/search-cascade.ts';
+import { runExtraction, type ExtractionDeps } from '../pipeline/extraction-job.ts';
+import type { AckReply, ContextReply, ExtractionReport, MemoryApi, SearchOptions, SearchReply } from './api.ts';
+import { SchemaRegistry } from './schema-registry.ts';
+
+const utf8 = new TextEncoder();
+
+/** The memory engine behind the gateway: call-path operations stay thin; intelligence runs in the pipeline. */
+export class MemoryService implements MemoryApi {
+  readonly schemas: SchemaRegistry;
+  readonly extraction: ExtractionDeps;
+  private readonly threshold: number;
+  private readonly maxTurnBytes: number;
+
+  constructor(private readonly ports: Ports, private readonly config: Config, private readonly clock: Clock, private readonly logger: Logger) {
+    this.schemas = new SchemaRegistry(ports.documents, config.schemasDir, logger);
+    this.threshold = config.memory.tokenThreshold;
+    this.maxTurnBytes = config.server.maxTurnBytes;
+    this.extraction = {
+      ports,
+      memory: config.memory,
+      clock,
+      logger: logger.child({ component: 'pipeline' }),
+      lockTtlMs: config.worker.lockTtlMs,
+      schemaFor: (t, a) => this.schemas.get(t, a),
+    };
+  }
+
+  async startSession(scope: Scope, sessionId?: string): Promise<ContextReply> {
+    const t0 = performance.now();
+    const id = sessionId ?? newId('s_');
+    const now = this.clock.now();
+    const [, cached] = await Promise.all([this.ports.buffer.openSession({ sessionId: id, scope, startedAt: now, endedAt: null }), this.ports.cache.get(scope)]);
+    let ctx: SessionContext;
+    if (cached && (cached.expiresAt === null || cached.expiresAt > now)) ctx = cached;
+    else {
+      // Miss (or an ephemeral fact expired): one document read refills the cache.
+      const [doc, buffered] = await Promise.all([this.ports.documents.getHot(scope), this.ports.buffer.list(scope)]);
+      ctx = buildSessionContext(doc, { now, contextWindowTurns: this.config.memory.contextWindowTurns, bufferedTurns: buffered });
+      await this.ports.cache.set(scope, ctx);
+    }
+    return {
+      sessionId: id,
+      profile: ctx.profile,
+      facts: ctx.facts,
+      possibly: ctx.possibly,
+      recent: ctx.recent,
+      summaries: ctx.summaries,
+      contextBlock: ctx.contextBlock,
+      tools: ctx.tools,
+      tookMs: round(performance.now() - t0),
+    };
+  }
+
+  appendTurn(scope: Scope, sessionId: string, input: TurnInput): AckReply | Promise<AckReply> {
+    if (utf8.encode(input.text).length > this.maxTurnBytes) {
+      throw new MemgateError('too_large', `turn text exceeds ${this.maxTurnBytes} bytes`);
+    }
+    const now = this.clock.now();
+    const turn = {
+      turnId: input.turnId ?? newId('t_'),
+      sessionId,
+      role: input.role,
+      text: input.text,
+      ts: input.ts ?? now,
+      receivedAt: now,
+      tokens: estimateTokens(input.text),
+      ...(input.speaker !== undefined ? { speaker: input.speaker } : {}),
+      ...(input.asrConfidence !== undefined ? { asrConfidence: input.asrConfidence } : {}),
+      ...(input.interrupted !== undefined ? { interrupted: input.interrupted } : {}),
+    };
+    const outcome = this.ports.buffer.append(scope, sessionId, turn);
+    return outcome instanceof Promise ? outcome.then((o) => this.acked(scope, o)) : this.acked(scope, outcome);
+  }
+
+  /** Ack, and publish an extraction job each time pending tokens cross a multiple of the threshold. */
+  private acked(scope: Scope, o: AppendOutcome): AckReply {
+    if (!o.duplicate) {
+      const before = o.pendingTokens - o.turn.tokens;
+      if (Math.floor(o.pendingTokens / this.threshold) > Math.floor(before / this.threshold)) this.publishJob(scope, 'threshold');
+    }
+    return { turnId: o.turn.turnId, seq: o.turn.seq, duplicate: o.duplicate };
+  }
+
+  private publishJob(scope: Scope, reason: 'threshold' | 'end'): void {
+    this.ports.bus.publish({ scope, reason, requestedAt: this.clock.now() }).catch((err: unknown) => {
+      // The turns stay buffered: the next crossing or the call's end publishes again.
+      this.logger.error('extraction job publish failed', { err, tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId });
+    });
+  }
+
+  async sessionScope(tenantId: string, sessionId: string): Promise<Scope | null> {
+    return (await this.ports.buffer.getSession(tenantId, sessionId))?.scope ?? null;
+  }
+
+  async search(scope: Scope, query: string, options: SearchOptions = {}): Promise<SearchReply> {
+    const t0 = performance.now();
+    if (query.trim().length === 0) throw badRequest('query must not be empty');
+    const m = this.config.memory;
+    const { results, partial } = await searchCascade({ acus: this.ports.acus, cold: this.ports.cold, embedder: this.ports.embedder, now: () => performance.now() }, scope, query, {
+      k: options.k ?? m.searchK,
+      ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+      hybrid: m.hybrid,
+      rrfK: m.rrfK,
+      confidenceThreshold: m.confidenceThreshold,
+    });
+    return { results, tookMs: round(performance.now() - t0), ...(partial ? { partial: true } : {}) };
+  }
+
+  async endSession(scope: Scope, sessionId: string): Promise<void> {
+    await this.ports.buffer.endSession(scope.tenantId, sessionId, this.clock.now());
+    if ((await this.ports.buffer.pendingTokens(scope)) > 0) this.publishJob(scope, 'end');
+  }
+
+  async flush(scope: Scope): Promise<ExtractionReport> {
+    // A worker may hold the user's lock: wait for it (bounded), then run our own pass.
+    const deadline = this.clock.now() + this.config.worker.lockTtlMs;
+    for (;;) {
+      const report = await runExtraction(this.extraction, scope);
+      if (report.skipped !== 'locked') return report;
+      if (this.clock.now() > deadline) throw new MemgateError('unavailable', 'extraction lock is busy; try again');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  async timeline(scope: Scope, history: boolean): Promise<TemporalEntity[]> {
+    const doc = await this.ports.documents.getHot(scope);
+    if (!doc) return [];
+    return history ? doc.entities : activeEntities(doc.entities, this.clock.now());
+  }
+
+  putSchema(tenantId: string, agentId: string, schema: unknown): Promise<ExtractionSchema> {
+    return this.schemas.put(tenantId, agentId, schema);
+  }
+
+  async forget(scope: Scope): Promise<void> {
+    const p = this.ports;
+    await Promise.all([p.buffer.forget(scope), p.documents.forget(scope), p.cold.forget(scope), p.acus.forget(scope), p.cache.delete(scope)]);
+  }
+
+  bufferedTurns(scope: Scope): Promise<Turn[]> {
+    return this.ports.buffer.list(scope);
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
