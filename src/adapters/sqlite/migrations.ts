@@ -1,0 +1,105 @@
+import type { Database } from './database.ts';
+
+/**
+ * DDL of every SQLite adapter, one entry per adapter. All statements are
+ * idempotent (IF NOT EXISTS), so running them on every open is the migration.
+ * A future column change bumps `SCHEMA_VERSION` and adds an ALTER step keyed on
+ * `PRAGMA user_version`.
+ */
+const MIGRATIONS: Readonly<Record<string, string>> = {
+  turnBuffer: `
+    -- One row per agent+user: integer key for the other tables, seq and token counters (O(1) pendingTokens).
+    CREATE TABLE IF NOT EXISTS tb_users (
+      uid INTEGER PRIMARY KEY,
+      tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, user_id TEXT NOT NULL,
+      last_seq INTEGER NOT NULL DEFAULT 0,
+      pending_tokens INTEGER NOT NULL DEFAULT 0,
+      UNIQUE (tenant_id, agent_id, user_id)
+    );
+    CREATE TABLE IF NOT EXISTS tb_turns (
+      uid INTEGER NOT NULL, seq INTEGER NOT NULL,
+      turn_id TEXT NOT NULL, session_id TEXT NOT NULL, role TEXT NOT NULL, text TEXT NOT NULL,
+      ts INTEGER NOT NULL, received_at INTEGER NOT NULL, tokens INTEGER NOT NULL,
+      speaker TEXT, asr_confidence REAL, interrupted INTEGER,
+      PRIMARY KEY (uid, seq)
+    ) WITHOUT ROWID;
+    -- Idempotency keys outlive the turn: \`removed\` holds the turn as JSON once it left the buffer.
+    CREATE TABLE IF NOT EXISTS tb_ids (
+      uid INTEGER NOT NULL, turn_id TEXT NOT NULL, seq INTEGER NOT NULL, removed TEXT,
+      PRIMARY KEY (uid, turn_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS tb_sessions (
+      tenant_id TEXT NOT NULL, session_id TEXT NOT NULL,
+      agent_id TEXT NOT NULL, user_id TEXT NOT NULL,
+      started_at INTEGER NOT NULL, ended_at INTEGER,
+      PRIMARY KEY (tenant_id, session_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS tb_sessions_user ON tb_sessions (tenant_id, agent_id, user_id);
+  `,
+  contextCache: `
+    CREATE TABLE IF NOT EXISTS cc_contexts (
+      tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, user_id TEXT NOT NULL,
+      body BLOB NOT NULL,
+      PRIMARY KEY (tenant_id, agent_id, user_id)
+    ) WITHOUT ROWID;
+  `,
+  documentStore: `
+    CREATE TABLE IF NOT EXISTS ds_hot (
+      tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, user_id TEXT NOT NULL,
+      version INTEGER NOT NULL, body BLOB NOT NULL,
+      PRIMARY KEY (tenant_id, agent_id, user_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS ds_schemas (
+      tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, body TEXT NOT NULL,
+      PRIMARY KEY (tenant_id, agent_id)
+    ) WITHOUT ROWID;
+  `,
+  coldArchive: `
+    CREATE TABLE IF NOT EXISTS ca_turns (
+      id INTEGER PRIMARY KEY,
+      tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, user_id TEXT NOT NULL,
+      turn_id TEXT NOT NULL, body TEXT NOT NULL,
+      UNIQUE (tenant_id, agent_id, user_id, turn_id)
+    );
+    -- rowid = ca_turns.id; \`sk\` is a per-user token so MATCH intersects with one user's postings.
+    CREATE VIRTUAL TABLE IF NOT EXISTS ca_fts USING fts5 (
+      sk, text, tokenize = 'unicode61 remove_diacritics 2'
+    );
+  `,
+  acuIndex: `
+    CREATE TABLE IF NOT EXISTS acu_items (
+      rid INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, user_id TEXT NOT NULL,
+      text TEXT NOT NULL, embedding BLOB NOT NULL, turn_refs TEXT NOT NULL,
+      session_id TEXT NOT NULL, valid_at TEXT NOT NULL, created_at TEXT NOT NULL, content_hash TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS acu_items_scope ON acu_items (tenant_id, agent_id, user_id);
+    -- Write generations: every ACU write takes the next global generation and stamps its user with it,
+    -- so an in-memory vector cache is validated with one point read, even across connections.
+    CREATE TABLE IF NOT EXISTS acu_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+    INSERT OR IGNORE INTO acu_generation (id, value) VALUES (1, 0);
+    CREATE TABLE IF NOT EXISTS acu_scopes (
+      tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, user_id TEXT NOT NULL, version INTEGER NOT NULL,
+      PRIMARY KEY (tenant_id, agent_id, user_id)
+    ) WITHOUT ROWID;
+    CREATE VIRTUAL TABLE IF NOT EXISTS acu_fts USING fts5 (
+      sk, text, tokenize = 'unicode61 remove_diacritics 2'
+    );
+  `,
+};
+
+/** Bumped when a migration needs more than CREATE IF NOT EXISTS. */
+export const SCHEMA_VERSION = 1;
+
+const migrated = new WeakSet<Database>();
+
+/** Create every adapter's tables on `db` (once per connection; later calls are free). */
+export function migrate(db: Database): void {
+  if (migrated.has(db)) return;
+  db.transaction(() => {
+    for (const ddl of Object.values(MIGRATIONS)) db.exec(ddl);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  })();
+  migrated.add(db);
+}

@@ -1,0 +1,145 @@
+import type { Scope, Turn } from '../../core/types.ts';
+import type { AppendOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
+import type { Database } from './database.ts';
+import { migrate } from './migrations.ts';
+import { SqliteSessionTable } from './session-table.ts';
+import { rowToTurn, toStoredTurn, turnParams, type TurnRow } from './turn-row.ts';
+
+type TurnToAppend = Omit<Turn, 'seq' | 'turnId'> & { turnId: string };
+
+interface UserRow {
+  uid: number;
+  pending_tokens: number;
+}
+
+/**
+ * The embedded hot turn buffer. `append` is synchronous (one immediate
+ * transaction of prepared statements): the turn is committed to the WAL
+ * before it returns, so the gateway can ack without a microtask hop.
+ * Counters live in `tb_users` so `pendingTokens` is one indexed read.
+ */
+export class SqliteTurnBuffer implements TurnBuffer {
+  private readonly sessions: SqliteSessionTable;
+  private readonly q;
+  private readonly appendTx;
+  private readonly removeTx;
+  private readonly forgetTx;
+
+  /** `db` is shared and stays open after `close()`: its opener closes it. */
+  constructor(db: Database) {
+    migrate(db);
+    this.sessions = new SqliteSessionTable(db);
+    this.q = {
+      user: db.prepare<[string, string, string], UserRow>(
+        'SELECT uid, pending_tokens FROM tb_users WHERE tenant_id = ? AND agent_id = ? AND user_id = ?',
+      ),
+      newUser: db.prepare<[string, string, string], { uid: number }>(
+        'INSERT INTO tb_users (tenant_id, agent_id, user_id) VALUES (?, ?, ?) RETURNING uid',
+      ),
+      bump: db.prepare<[number, number], { last_seq: number; pending_tokens: number }>(
+        'UPDATE tb_users SET last_seq = last_seq + 1, pending_tokens = pending_tokens + ? WHERE uid = ? RETURNING last_seq, pending_tokens',
+      ),
+      release: db.prepare('UPDATE tb_users SET pending_tokens = MAX(0, pending_tokens - ?) WHERE uid = ?'),
+      idOf: db.prepare<[number, string], { seq: number; removed: string | null }>(
+        'SELECT seq, removed FROM tb_ids WHERE uid = ? AND turn_id = ?',
+      ),
+      insertId: db.prepare('INSERT INTO tb_ids (uid, turn_id, seq) VALUES (?, ?, ?)'),
+      markRemoved: db.prepare('UPDATE tb_ids SET removed = ? WHERE uid = ? AND turn_id = ?'),
+      insertTurn: db.prepare(
+        `INSERT INTO tb_turns (uid, seq, turn_id, session_id, role, text, ts, received_at, tokens, speaker, asr_confidence, interrupted)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      turnAt: db.prepare<[number, number], TurnRow>('SELECT * FROM tb_turns WHERE uid = ? AND seq = ?'),
+      deleteTurn: db.prepare<[number, number], TurnRow>('DELETE FROM tb_turns WHERE uid = ? AND seq = ? RETURNING *'),
+      list: db.prepare<[number], TurnRow>('SELECT * FROM tb_turns WHERE uid = ? ORDER BY seq'),
+      forgetTurns: db.prepare('DELETE FROM tb_turns WHERE uid = ?'),
+      forgetIds: db.prepare('DELETE FROM tb_ids WHERE uid = ?'),
+      forgetUser: db.prepare('DELETE FROM tb_users WHERE uid = ?'),
+    };
+    // IMMEDIATE takes the write lock up front: a deferred read-then-write transaction
+    // could fail with SQLITE_BUSY_SNAPSHOT instead of waiting out busy_timeout.
+    this.appendTx = db.transaction((scope: Scope, sessionId: string, input: TurnToAppend) => this.appendIn(scope, sessionId, input)).immediate;
+    this.removeTx = db.transaction((scope: Scope, turnIds: readonly string[]) => this.removeIn(scope, turnIds)).immediate;
+    this.forgetTx = db.transaction((scope: Scope) => this.forgetIn(scope)).immediate;
+  }
+
+  /** Synchronous durable append (returns the outcome itself, never a Promise). */
+  append(scope: Scope, sessionId: string, turn: TurnToAppend): AppendOutcome {
+    return this.appendTx(scope, sessionId, turn);
+  }
+
+  async list(scope: Scope): Promise<Turn[]> {
+    const user = this.user(scope);
+    return user ? this.q.list.all(user.uid).map(rowToTurn) : [];
+  }
+
+  async remove(scope: Scope, turnIds: readonly string[]): Promise<void> {
+    if (turnIds.length > 0) this.removeTx(scope, turnIds);
+  }
+
+  async pendingTokens(scope: Scope): Promise<number> {
+    return this.user(scope)?.pending_tokens ?? 0;
+  }
+
+  async openSession(record: SessionRecord): Promise<void> {
+    this.sessions.open(record);
+  }
+
+  async getSession(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
+    return this.sessions.get(tenantId, sessionId);
+  }
+
+  async endSession(tenantId: string, sessionId: string, endedAt: number): Promise<void> {
+    this.sessions.markEnded(tenantId, sessionId, endedAt);
+  }
+
+  async forget(scope: Scope): Promise<void> {
+    this.forgetTx(scope);
+  }
+
+  /** Nothing to release: the shared Database is closed by whoever opened it. */
+  async close(): Promise<void> {}
+
+  private user(scope: Scope): UserRow | undefined {
+    return this.q.user.get(scope.tenantId, scope.agentId, scope.userId);
+  }
+
+  private appendIn(scope: Scope, sessionId: string, input: TurnToAppend): AppendOutcome {
+    const uid = this.user(scope)?.uid ?? this.q.newUser.get(scope.tenantId, scope.agentId, scope.userId)!.uid;
+    const seen = this.q.idOf.get(uid, input.turnId);
+    if (seen) {
+      const original = seen.removed !== null ? (JSON.parse(seen.removed) as Turn) : rowToTurn(this.q.turnAt.get(uid, seen.seq)!);
+      return { turn: original, duplicate: true, pendingTokens: this.user(scope)!.pending_tokens };
+    }
+    const counters = this.q.bump.get(input.tokens, uid)!;
+    const turn = toStoredTurn(counters.last_seq, sessionId, input);
+    this.q.insertTurn.run(...turnParams(uid, turn));
+    this.q.insertId.run(uid, turn.turnId, turn.seq);
+    return { turn, duplicate: false, pendingTokens: counters.pending_tokens };
+  }
+
+  private removeIn(scope: Scope, turnIds: readonly string[]): void {
+    const user = this.user(scope);
+    if (!user) return;
+    let freed = 0;
+    for (const turnId of new Set(turnIds)) {
+      const id = this.q.idOf.get(user.uid, turnId);
+      if (!id || id.removed !== null) continue;
+      const row = this.q.deleteTurn.get(user.uid, id.seq);
+      if (!row) continue;
+      // Keep the turn with its idempotency key so a late retry of the append still gets the original.
+      this.q.markRemoved.run(JSON.stringify(rowToTurn(row)), user.uid, turnId);
+      freed += row.tokens;
+    }
+    if (freed > 0) this.q.release.run(freed, user.uid);
+  }
+
+  private forgetIn(scope: Scope): void {
+    this.sessions.forget(scope);
+    const user = this.user(scope);
+    if (!user) return;
+    this.q.forgetTurns.run(user.uid);
+    this.q.forgetIds.run(user.uid);
+    this.q.forgetUser.run(user.uid);
+  }
+}

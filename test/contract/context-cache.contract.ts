@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import type { ContextCache } from '../../src/ports/context-cache.ts';
+import { makeSessionContext, randomScope, sibling } from '../support/fixtures.ts';
+import { useSubject, type ContractOptions } from '../support/subject.ts';
+
+/** The ContextCache contract: per-user get/set/delete of plain-data session contexts. */
+export function contextCacheContract(name: string, make: () => Promise<ContextCache>, opts: ContractOptions<ContextCache> = {}): void {
+  describe(`ContextCache contract: ${name}`, () => {
+    const cache = useSubject(make, opts);
+
+    it('misses before the first set', async () => {
+      expect(await cache().get(randomScope())).toBeNull();
+    });
+
+    it('returns exactly what was set (nested values, unicode, numbers, booleans, nulls)', async () => {
+      const scope = randomScope();
+      const ctx = makeSessionContext({ expiresAt: 1_772_445_600_000 });
+      await cache().set(scope, ctx);
+      expect(await cache().get(scope)).toEqual(ctx);
+    });
+
+    it('overwrites on a second set', async () => {
+      const scope = randomScope();
+      await cache().set(scope, makeSessionContext({ version: 1 }));
+      const newer = makeSessionContext({ version: 2, contextBlock: 'newer block' });
+      await cache().set(scope, newer);
+      expect(await cache().get(scope)).toEqual(newer);
+    });
+
+    it('deletes, and deleting a missing entry is fine', async () => {
+      const scope = randomScope();
+      await cache().set(scope, makeSessionContext());
+      await cache().delete(scope);
+      expect(await cache().get(scope)).toBeNull();
+      await expect(cache().delete(scope)).resolves.toBeUndefined();
+    });
+
+    it('isolates users, agents and tenants (including ids with separators)', async () => {
+      const a = randomScope({ userId: 'u:1/x' });
+      const scopes = [
+        a,
+        sibling(a, 'u:1/y'),
+        { ...a, agentId: `${a.agentId}:other` },
+        { ...randomScope(), agentId: a.agentId, userId: a.userId },
+        { tenantId: `${a.tenantId}:${a.agentId}`, agentId: 'u', userId: '1/x' },
+      ];
+      for (const [i, s] of scopes.entries()) await cache().set(s, makeSessionContext({ version: i + 1 }));
+      for (const [i, s] of scopes.entries()) expect((await cache().get(s))?.version).toBe(i + 1);
+      await cache().delete(a);
+      expect(await cache().get(a)).toBeNull();
+      for (const s of scopes.slice(1)) expect(await cache().get(s)).not.toBeNull();
+    });
+  });
+}

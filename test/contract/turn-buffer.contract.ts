@@ -1,0 +1,207 @@
+import { describe, expect, it } from 'vitest';
+import type { TurnBuffer } from '../../src/ports/turn-buffer.ts';
+import { makeTurnInput, randomScope, rid, sibling } from '../support/fixtures.ts';
+import { useSubject, type ContractOptions } from '../support/subject.ts';
+
+/**
+ * The TurnBuffer contract (DESIGN.md §2): durable ordered appends, idempotent
+ * turnIds that outlive removal, token accounting, remove-by-id, sessions,
+ * forget. Every test uses its own random tenant.
+ */
+export function turnBufferContract(name: string, make: () => Promise<TurnBuffer>, opts: ContractOptions<TurnBuffer> = {}): void {
+  describe(`TurnBuffer contract: ${name}`, () => {
+    const buffer = useSubject(make, opts);
+
+    it('appends a turn and returns it with seq 1, not duplicate, and its tokens pending', async () => {
+      const scope = randomScope();
+      const input = makeTurnInput({ text: 'my budget is fifty lakhs', tokens: 7, sessionId: 's-a' });
+      const out = await buffer().append(scope, 's-a', input);
+      expect(out.duplicate).toBe(false);
+      expect(out.pendingTokens).toBe(7);
+      expect(out.turn).toEqual({ ...input, seq: 1 });
+    });
+
+    it('lists turns in seq order with strictly increasing seqs', async () => {
+      const scope = randomScope();
+      const inputs = Array.from({ length: 6 }, (_, i) => makeTurnInput({ text: `turn number ${i}`, role: i % 2 ? 'agent' : 'user' }));
+      const seqs: number[] = [];
+      for (const input of inputs) seqs.push((await buffer().append(scope, 's-1', input)).turn.seq);
+      expect(seqs[0]).toBe(1);
+      for (let i = 1; i < seqs.length; i++) expect(seqs[i]!).toBeGreaterThan(seqs[i - 1]!);
+      const listed = await buffer().list(scope);
+      expect(listed.map((t) => t.turnId)).toEqual(inputs.map((t) => t.turnId));
+      expect(listed.map((t) => t.seq)).toEqual(seqs);
+      expect(listed.map((t) => t.role)).toEqual(['user', 'agent', 'user', 'agent', 'user', 'agent']);
+    });
+
+    it('keeps an independent sequence per user', async () => {
+      const a = randomScope();
+      const b = sibling(a);
+      await buffer().append(a, 's-1', makeTurnInput());
+      await buffer().append(a, 's-1', makeTurnInput());
+      expect((await buffer().append(b, 's-2', makeTurnInput())).turn.seq).toBe(1);
+    });
+
+    it('returns the original turn with duplicate:true for a repeated turnId and stores it once', async () => {
+      const scope = randomScope();
+      const first = await buffer().append(scope, 's-1', makeTurnInput({ turnId: 'dup-1', text: 'original text', tokens: 4 }));
+      await buffer().append(scope, 's-1', makeTurnInput({ tokens: 2 }));
+      const again = await buffer().append(scope, 's-1', makeTurnInput({ turnId: 'dup-1', text: 'a retry with other text', tokens: 9 }));
+      expect(again.duplicate).toBe(true);
+      expect(again.turn).toEqual(first.turn);
+      expect(again.pendingTokens).toBe(6);
+      expect(await buffer().pendingTokens(scope)).toBe(6);
+      expect((await buffer().list(scope)).filter((t) => t.turnId === 'dup-1')).toHaveLength(1);
+    });
+
+    it('still recognises a turnId after the turn was removed (archived), with the original seq', async () => {
+      const scope = randomScope();
+      const first = await buffer().append(scope, 's-1', makeTurnInput({ turnId: 'gone-1', text: 'archived soon', tokens: 5 }));
+      await buffer().remove(scope, ['gone-1']);
+      const again = await buffer().append(scope, 's-1', makeTurnInput({ turnId: 'gone-1', text: 'late retry', tokens: 5 }));
+      expect(again.duplicate).toBe(true);
+      expect(again.turn.turnId).toBe('gone-1');
+      expect(again.turn.seq).toBe(first.turn.seq);
+      expect(again.pendingTokens).toBe(0);
+      expect(await buffer().list(scope)).toEqual([]);
+      expect(await buffer().pendingTokens(scope)).toBe(0);
+    });
+
+    it('scopes turnIds per user: the same turnId for another user is a new turn', async () => {
+      const a = randomScope();
+      const b = { ...randomScope(), agentId: a.agentId, userId: a.userId };
+      await buffer().append(a, 's-1', makeTurnInput({ turnId: 'shared-id' }));
+      const other = await buffer().append(b, 's-1', makeTurnInput({ turnId: 'shared-id' }));
+      expect(other.duplicate).toBe(false);
+      expect(other.turn.seq).toBe(1);
+    });
+
+    it('tracks pending tokens across appends and removes, without double counting', async () => {
+      const scope = randomScope();
+      expect(await buffer().pendingTokens(scope)).toBe(0);
+      const t1 = makeTurnInput({ tokens: 10 });
+      const t2 = makeTurnInput({ tokens: 20 });
+      const t3 = makeTurnInput({ tokens: 30 });
+      expect((await buffer().append(scope, 's-1', t1)).pendingTokens).toBe(10);
+      expect((await buffer().append(scope, 's-1', t2)).pendingTokens).toBe(30);
+      expect((await buffer().append(scope, 's-1', t3)).pendingTokens).toBe(60);
+      await buffer().remove(scope, [t2.turnId]);
+      expect(await buffer().pendingTokens(scope)).toBe(40);
+      await buffer().remove(scope, [t2.turnId, 'never-appended']);
+      expect(await buffer().pendingTokens(scope)).toBe(40);
+      expect((await buffer().append(scope, 's-1', makeTurnInput({ tokens: 1 }))).pendingTokens).toBe(41);
+      await buffer().remove(scope, []);
+      expect(await buffer().pendingTokens(scope)).toBe(41);
+    });
+
+    it('removes by id only: turns appended after the snapshot stay, in order', async () => {
+      const scope = randomScope();
+      for (let i = 0; i < 4; i++) await buffer().append(scope, 's-1', makeTurnInput({ tokens: 2 }));
+      const snapshot = await buffer().list(scope);
+      const later1 = makeTurnInput({ tokens: 3 });
+      const later2 = makeTurnInput({ tokens: 3 });
+      await buffer().append(scope, 's-1', later1);
+      await buffer().append(scope, 's-1', later2);
+      const kept = snapshot[3]!;
+      await buffer().remove(scope, snapshot.slice(0, 3).map((t) => t.turnId));
+      const listed = await buffer().list(scope);
+      expect(listed.map((t) => t.turnId)).toEqual([kept.turnId, later1.turnId, later2.turnId]);
+      expect(await buffer().pendingTokens(scope)).toBe(8);
+      const next = await buffer().append(scope, 's-1', makeTurnInput());
+      expect(next.turn.seq).toBeGreaterThan(listed[2]!.seq);
+    });
+
+    it('gives concurrent appends distinct seqs and loses none', async () => {
+      const scope = randomScope();
+      const inputs = Array.from({ length: 40 }, () => makeTurnInput({ tokens: 1 }));
+      const outs = await Promise.all(inputs.map(async (input) => buffer().append(scope, 's-1', input)));
+      const seqs = outs.map((o) => o.turn.seq);
+      expect(new Set(seqs).size).toBe(40);
+      const listed = await buffer().list(scope);
+      expect(listed).toHaveLength(40);
+      expect(listed.map((t) => t.seq)).toEqual([...seqs].sort((x, y) => x - y));
+      expect(await buffer().pendingTokens(scope)).toBe(40);
+    });
+
+    it('round-trips optional voice fields faithfully, and leaves absent ones absent', async () => {
+      const scope = randomScope();
+      const full = makeTurnInput({ speaker: 'Rajiv Kumar', asrConfidence: 0.42, interrupted: true, role: 'agent' });
+      const falsy = makeTurnInput({ asrConfidence: 0, interrupted: false });
+      const bare = makeTurnInput();
+      for (const t of [full, falsy, bare]) await buffer().append(scope, 's-1', t);
+      const [a, b, c] = await buffer().list(scope);
+      expect(a).toEqual({ ...full, seq: a!.seq });
+      expect(b).toEqual({ ...falsy, seq: b!.seq });
+      expect(b!.asrConfidence).toBe(0);
+      expect(b!.interrupted).toBe(false);
+      expect(c).toEqual({ ...bare, seq: c!.seq });
+      expect(c!.speaker).toBeUndefined();
+      expect(c!.asrConfidence).toBeUndefined();
+      expect(c!.interrupted).toBeUndefined();
+    });
+
+    it('round-trips unicode text, odd turnIds and exact epoch-ms timestamps', async () => {
+      const scope = randomScope({ userId: 'user:with/odd chars ☎' });
+      const input = makeTurnInput({
+        turnId: 'call:42/turn 7 "q" ☎',
+        text: 'नमस्ते 👋 — "quoted" \\ back\nslash \u0000 nul',
+        ts: 1_772_359_200_123,
+        receivedAt: 1_772_359_200_456,
+      });
+      await buffer().append(scope, 's-1', input);
+      expect(await buffer().list(scope)).toEqual([{ ...input, seq: 1 }]);
+      expect((await buffer().append(scope, 's-1', { ...input })).duplicate).toBe(true);
+    });
+
+    it('lists nothing and counts zero for an unknown user', async () => {
+      const scope = randomScope();
+      expect(await buffer().list(scope)).toEqual([]);
+      expect(await buffer().pendingTokens(scope)).toBe(0);
+      await expect(buffer().remove(scope, ['x'])).resolves.toBeUndefined();
+    });
+
+    it('records sessions idempotently, finds them by tenant + id, and marks them ended', async () => {
+      const scope = randomScope();
+      const sessionId = rid('s-');
+      expect(await buffer().getSession(scope.tenantId, sessionId)).toBeNull();
+      const record = { sessionId, scope, startedAt: 1_772_359_200_000, endedAt: null };
+      await buffer().openSession(record);
+      await buffer().openSession({ ...record });
+      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual(record);
+      expect(await buffer().getSession(rid('t-'), sessionId)).toBeNull();
+      await buffer().endSession(scope.tenantId, sessionId, 1_772_359_260_000);
+      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual({ ...record, endedAt: 1_772_359_260_000 });
+      await expect(buffer().endSession(scope.tenantId, rid('unknown-'), 1)).resolves.toBeUndefined();
+    });
+
+    it('forgets one user completely without touching other users or tenants', async () => {
+      const a = randomScope();
+      const b = sibling(a);
+      const otherTenant = { ...randomScope(), agentId: a.agentId, userId: a.userId };
+      const victim = makeTurnInput({ turnId: 'forget-me', tokens: 5 });
+      for (const s of [a, b, otherTenant]) {
+        await buffer().append(s, 's-x', { ...victim });
+        await buffer().append(s, 's-x', makeTurnInput({ tokens: 5 }));
+      }
+      const sessA = { sessionId: rid('s-'), scope: a, startedAt: 1, endedAt: null };
+      const sessB = { sessionId: rid('s-'), scope: b, startedAt: 2, endedAt: null };
+      await buffer().openSession(sessA);
+      await buffer().openSession(sessB);
+
+      await buffer().forget(a);
+
+      expect(await buffer().list(a)).toEqual([]);
+      expect(await buffer().pendingTokens(a)).toBe(0);
+      expect(await buffer().getSession(a.tenantId, sessA.sessionId)).toBeNull();
+      const reAppended = await buffer().append(a, 's-x', { ...victim });
+      expect(reAppended.duplicate).toBe(false);
+      expect(reAppended.pendingTokens).toBe(5);
+
+      expect(await buffer().list(b)).toHaveLength(2);
+      expect(await buffer().pendingTokens(b)).toBe(10);
+      expect(await buffer().getSession(b.tenantId, sessB.sessionId)).toEqual(sessB);
+      expect(await buffer().list(otherTenant)).toHaveLength(2);
+      expect((await buffer().append(otherTenant, 's-x', { ...victim })).duplicate).toBe(true);
+    });
+  });
+}
