@@ -1,0 +1,115 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Lua scripts of the Redis adapters. Each runs atomically on the server, so a
+ * read-modify-write (idempotency check + seq + token counter, compare-and-delete)
+ * can never interleave with a concurrent append from another gateway. All KEYS
+ * of one script share a hash tag (see keys.ts), so they also run on Redis Cluster.
+ */
+
+/**
+ * KEYS: meta, ids, turns. ARGV: turnId, encoded turn, tokens.
+ * Returns {seq, duplicate 0|1, pendingTokens, encoded original or nil}.
+ * The stream entry id is `<seq>-0`, so the seq needs no field of its own and
+ * XDEL by id never touches turns appended meanwhile.
+ */
+export const APPEND_TURN = `
+local known = redis.call('HGET', KEYS[2], ARGV[1])
+if known then
+  local id = known .. '-0'
+  local entry = redis.call('XRANGE', KEYS[3], id, id)[1]
+  local pending = tonumber(redis.call('HGET', KEYS[1], 'tokens') or '0')
+  local data = false
+  if entry then
+    local f = entry[2]
+    for i = 1, #f, 2 do if f[i] == 'd' then data = f[i + 1] end end
+  end
+  return {tonumber(known), 1, pending, data}
+end
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+redis.call('XADD', KEYS[3], seq .. '-0', 'd', ARGV[2], 'k', ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], seq)
+local pending = redis.call('HINCRBY', KEYS[1], 'tokens', ARGV[3])
+return {seq, 0, pending, false}
+`;
+
+/**
+ * KEYS: meta, ids, turns. ARGV: turnIds. XDELs each turn still in the stream and
+ * subtracts exactly its own tokens, in the same atomic step, so a concurrent
+ * append's increment is never lost. Idempotency entries stay (a late retry of
+ * an archived turn is still a duplicate). Returns {removed, pendingTokens}.
+ */
+export const REMOVE_TURNS = `
+local removed = 0
+local tokens = 0
+for _, turnId in ipairs(ARGV) do
+  local seq = redis.call('HGET', KEYS[2], turnId)
+  if seq then
+    local id = seq .. '-0'
+    local entry = redis.call('XRANGE', KEYS[3], id, id)[1]
+    if entry then
+      local f = entry[2]
+      for i = 1, #f, 2 do if f[i] == 'k' then tokens = tokens + tonumber(f[i + 1]) end end
+      removed = removed + redis.call('XDEL', KEYS[3], id)
+    end
+  end
+end
+local pending = tonumber(redis.call('HGET', KEYS[1], 'tokens') or '0')
+if tokens > 0 then
+  pending = pending - tokens
+  if pending < 0 then pending = 0 end
+  redis.call('HSET', KEYS[1], 'tokens', pending)
+end
+return {removed, pending}
+`;
+
+/** KEYS: session. ARGV: tenantId, agentId, userId, startedAt, ttlMs (0 = none). First open wins. */
+export const OPEN_SESSION = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'tenantId', ARGV[1], 'agentId', ARGV[2], 'userId', ARGV[3], 'startedAt', ARGV[4])
+if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end
+return 1
+`;
+
+/** KEYS: session. ARGV: endedAt, ttlMs (0 = none). No-op for an unknown session (never creates a partial one). */
+export const END_SESSION = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'endedAt', ARGV[1])
+if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+`;
+
+/**
+ * KEYS: lock, fence. ARGV: holder value, ttlMs. The fencing token is INCRed in
+ * the same step as the SET NX, so tokens follow acquisition order exactly.
+ * Returns the token, or nil when the lock is held.
+ */
+export const ACQUIRE_LOCK = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return redis.call('INCR', KEYS[2])
+end
+return false
+`;
+
+/** KEYS: lock. ARGV: holder value. Deletes only our own lease (never a successor's). */
+export const RELEASE_LOCK = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+/** A server-side script bound to one connection: EVALSHA, falling back to EVAL once per connection. */
+export type BoundScript = (keys: readonly string[], args: ReadonlyArray<string | number | Buffer>) => Promise<unknown>;
+
+type ScriptFn = (...args: Array<string | number | Buffer>) => Promise<unknown>;
+
+/**
+ * Registers `lua` on `redis` under `name` (ioredis `defineCommand`, which keeps
+ * the SHA and works inside auto-pipelines). `buffers` asks for bulk replies as
+ * Buffers (binary msgpack payloads).
+ */
+export function bindScript(redis: Redis, name: string, lua: string, numberOfKeys: number, buffers = false): BoundScript {
+  redis.defineCommand(name, { lua, numberOfKeys });
+  const fn = (redis as unknown as Record<string, ScriptFn | undefined>)[buffers ? `${name}Buffer` : name];
+  if (fn === undefined) throw new Error(`ioredis did not define script ${name}`);
+  return (keys, args) => fn.call(redis, ...keys, ...args);
+}
