@@ -131,6 +131,21 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
   return report;
 }
 
+/**
+ * Run extraction, waiting (bounded) while another run holds the user's lock.
+ * The holder may have read the buffer before the turns that asked for this run,
+ * so skipping would strand them until the next trigger; waiting is cheap.
+ */
+export async function runExtractionWhenFree(deps: ExtractionDeps, scope: Scope, maxWaitMs: number): Promise<ExtractionReport> {
+  const deadline = Date.now() + maxWaitMs;
+  for (;;) {
+    const report = await runExtraction(deps, scope);
+    if (report.skipped !== 'locked') return report;
+    if (Date.now() > deadline) throw new MemgateError('unavailable', 'extraction lock is busy; try again');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 function scopeFields(scope: Scope): { tenantId: string; agentId: string; userId: string } {
   return { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId };
 }

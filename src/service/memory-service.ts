@@ -11,7 +11,7 @@ import type { AppendOutcome } from '../ports/turn-buffer.ts';
 import { activeEntities } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
-import { runExtraction, type ExtractionDeps } from '../pipeline/extraction-job.ts';
+import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import type { AckReply, ContextReply, ExtractionReport, MemoryApi, SearchOptions, SearchReply } from './api.ts';
 import { SchemaRegistry } from './schema-registry.ts';
 
@@ -124,15 +124,8 @@ export class MemoryService implements MemoryApi {
     if ((await this.ports.buffer.pendingTokens(scope)) > 0) this.publishJob(scope, 'end');
   }
 
-  async flush(scope: Scope): Promise<ExtractionReport> {
-    // A worker may hold the user's lock: wait for it (bounded), then run our own pass.
-    const deadline = this.clock.now() + this.config.worker.lockTtlMs;
-    for (;;) {
-      const report = await runExtraction(this.extraction, scope);
-      if (report.skipped !== 'locked') return report;
-      if (this.clock.now() > deadline) throw new MemgateError('unavailable', 'extraction lock is busy; try again');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+  flush(scope: Scope): Promise<ExtractionReport> {
+    return runExtractionWhenFree(this.extraction, scope, this.config.worker.lockTtlMs);
   }
 
   async timeline(scope: Scope, history: boolean): Promise<TemporalEntity[]> {
