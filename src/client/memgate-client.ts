@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+import { MemgateError, type ErrorCode } from '../core/errors.ts';
+import { clientCodec, type ClientCodec } from './codec.ts';
+import type { AckReply, AppendParams, ClientState, ConnectOptions, ContextReply, EventHandler, MemgateEvent, SearchParams, SearchReply, StartParams } from './types.ts';
+
+interface Pending {
+  frame: Record<string, unknown>;
+  resolve(reply: Record<string, unknown>): void;
+  reject(err: MemgateError): void;
+  timer: NodeJS.Timeout;
+}
+
+/** The server URL as a WebSocket URL ending in `/v1/ws`. */
+function wsUrl(url: string): string {
+  const u = new URL(url);
+  if (u.protocol === 'http:') u.protocol = 'ws:';
+  if (u.protocol === 'https:') u.protocol = 'wss:';
+  if (u.pathname === '/' || u.pathname === '') u.pathname = '/v1/ws';
+  return u.toString();
+}
+
+/** Drop undefined fields so both encodings carry the same keys. */
+function compact(o: Record<string, unknown>): Record<string, unknown> {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+/**
+ * memgate's WebSocket client for Node. One client carries one call. On a
+ * dropped connection it reconnects, re-sends `start` for the current session
+ * and retries every unanswered request with the same id (and turnId: the
+ * server stores a retried turn once and acks it `duplicate: true`).
+ */
+export class MemgateClient {
+  private ws: WebSocket | null = null;
+  private ready = false;
+  private closedByUser = false;
+  private nextId = 1;
+  private readonly pending = new Map<string, Pending>();
+  private session: Required<StartParams> | null = null;
+  private readonly handlers = new Map<string, Set<EventHandler>>();
+  private readonly codec: ClientCodec;
+  private readonly url: string;
+  private readonly timeoutMs: number;
+  private attempt = 0;
+  /** False until the first connection is restored: `connect()` reports that failure itself. */
+  private everOpen = false;
+
+  private constructor(private readonly opts: ConnectOptions) {
+    this.codec = clientCodec(opts.encoding ?? 'json');
+    this.url = wsUrl(opts.url);
+    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
+  }
+
+  /** Open a connection; rejects with `unauthorized` or `unavailable` when the first attempt fails. */
+  static async connect(opts: ConnectOptions): Promise<MemgateClient> {
+    const client = new MemgateClient(opts);
+    await client.open();
+    return client;
+  }
+
+  /** The current call's session id (null before start and after end). */
+  get sessionId(): string | null {
+    return this.session?.sessionId ?? null;
+  }
+
+  /** Start the call: the preloaded context, ready for the system prompt. */
+  async start(params: StartParams): Promise<ContextReply> {
+    const sessionId = params.sessionId ?? `s_${randomUUID()}`;
+    const reply = await this.request({ op: 'start', agentId: params.agentId, userId: params.userId, sessionId });
+    this.session = { agentId: params.agentId, userId: params.userId, sessionId: reply['sessionId'] as string };
+    return strip(reply) as unknown as ContextReply;
+  }
+
+  /** Append a turn; resolves once it is durable on the server. */
+  async append(turn: AppendParams): Promise<AckReply> {
+    const frame = compact({ op: 'append', ...turn, turnId: turn.turnId ?? `t_${randomUUID()}` });
+    return strip(await this.request(frame)) as unknown as AckReply;
+  }
+
+  /** memory_search over the current call's user. */
+  async search(query: string, params: SearchParams = {}): Promise<SearchReply> {
+    return strip(await this.request(compact({ op: 'search', query, k: params.k, deadlineMs: params.deadlineMs }))) as unknown as SearchReply;
+  }
+
+  /** End the call (pending turns become eligible for extraction). */
+  async end(): Promise<void> {
+    await this.request({ op: 'end' });
+    this.session = null;
+  }
+
+  /** Subscribe to live event topics of the key's tenant; resubscribed after a reconnect. */
+  async subscribe(topics: string[], onEvent: EventHandler): Promise<string[]> {
+    const reply = await this.request({ op: 'subscribe', topics });
+    for (const t of topics) {
+      let set = this.handlers.get(t);
+      if (!set) this.handlers.set(t, (set = new Set()));
+      set.add(onEvent);
+    }
+    return reply['topics'] as string[];
+  }
+
+  /** Close for good: unanswered requests reject with `unavailable`. */
+  async close(): Promise<void> {
+    this.closedByUser = true;
+    this.failAll(new MemgateError('unavailable', 'client closed'));
+    const ws = this.ws;
+    this.ws = null;
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        ws.close(1000);
+      });
+    }
+    this.opts.onStateChange?.('closed');
+  }
+
+  private request(frame: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (this.closedByUser) return Promise.reject(new MemgateError('unavailable', 'client closed'));
+    const id = String(this.nextId++);
+    frame['id'] = id;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new MemgateError('unavailable', `request ${id} (${String(frame['op'])}) timed out after ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      this.pending.set(id, { frame, resolve, reject, timer });
+      // While reconnecting, the request waits in `pending` and is sent once the session is restored.
+      if (this.ready) this.sendFrame(frame);
+    });
+  }
+
+  private sendFrame(frame: Record<string, unknown>): void {
+    this.ws?.send(this.codec.encode(frame), { binary: this.codec.binary });
+  }
+
+  /** One connection attempt; resolves when open and the session (if any) is restored. */
+  private open(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string> = this.opts.token ? { authorization: `Bearer ${this.opts.token}` } : {};
+      const ws = new WebSocket(this.url, { headers, perMessageDeflate: false });
+      this.ws = ws;
+      let opened = false;
+      ws.on('unexpected-response', (_req, res) => {
+        const code: ErrorCode = res.statusCode === 401 ? 'unauthorized' : res.statusCode === 403 ? 'forbidden' : 'unavailable';
+        ws.terminate();
+        reject(new MemgateError(code, `WebSocket upgrade refused with HTTP ${res.statusCode}`, { retryable: code === 'unavailable' }));
+      });
+      ws.on('error', (err) => {
+        if (!opened) reject(new MemgateError('unavailable', `cannot connect to ${this.url}: ${err.message}`, { cause: err }));
+      });
+      ws.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+      ws.on('close', () => {
+        if (this.ws === ws) this.onDisconnect();
+      });
+      ws.on('open', () => {
+        opened = true;
+        this.restore(ws).then(
+          () => {
+            this.attempt = 0;
+            this.everOpen = true;
+            this.opts.onStateChange?.('open');
+            resolve();
+          },
+          (err: unknown) => {
+            // The close event drives the next attempt (or, before the first success, connect() rejects).
+            ws.terminate();
+            reject(err);
+          },
+        );
+      });
+    });
+  }
+
+  /** After a (re)connect: restore the call, then resubscribe, then retry unanswered requests in order. */
+  private async restore(ws: WebSocket): Promise<void> {
+    if (this.session) await this.direct(ws, { op: 'start', ...this.session });
+    if (this.handlers.size > 0) await this.direct(ws, { op: 'subscribe', topics: [...this.handlers.keys()] });
+    this.ready = true;
+    // Map order is id order: retried requests keep their original order and ids.
+    for (const p of this.pending.values()) if (p.frame['op'] !== '_restore') this.sendFrame(p.frame);
+  }
+
+  /** A request sent on this socket before `ready` (session restore); its reply is routed like any other. */
+  private direct(ws: WebSocket, frame: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const id = String(this.nextId++);
+    frame['id'] = id;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new MemgateError('unavailable', `session restore timed out`));
+      }, this.timeoutMs);
+      // Not retried on its own: a new connection restores the session again.
+      this.pending.set(id, { frame: { ...frame, op: '_restore' }, resolve, reject, timer });
+      ws.send(this.codec.encode(frame), { binary: this.codec.binary });
+    });
+  }
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    let msg: Record<string, unknown>;
+    try {
+      msg = this.codec.decode(data, isBinary) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (msg['op'] === 'event') {
+      const topic = msg['topic'] as string;
+      for (const h of this.handlers.get(topic) ?? []) h(msg['event'] as MemgateEvent, topic);
+      return;
+    }
+    const id = msg['id'];
+    const p = typeof id === 'string' ? this.pending.get(id) : undefined;
+    if (!p) return;
+    this.pending.delete(id as string);
+    clearTimeout(p.timer);
+    if (msg['op'] === 'error') p.reject(new MemgateError((msg['code'] as ErrorCode) ?? 'internal', String(msg['message'] ?? 'error')));
+    else p.resolve(msg);
+  }
+
+  private onDisconnect(): void {
+    this.ready = false;
+    // Restore requests belong to the dead socket; the next connection sends its own.
+    for (const [id, p] of this.pending) if (p.frame['op'] === '_restore') this.settle(id, new MemgateError('unavailable', 'connection lost during restore'));
+    if (this.closedByUser || !this.everOpen) return;
+    const policy = this.opts.reconnect;
+    if (policy === false) return this.failAll(new MemgateError('unavailable', 'connection lost'));
+    if (this.attempt >= (policy?.retries ?? Infinity)) return this.failAll(new MemgateError('unavailable', 'connection lost; reconnect attempts exhausted'));
+    this.opts.onStateChange?.('reconnecting');
+    const delay = Math.min(policy?.maxDelayMs ?? 5000, (policy?.minDelayMs ?? 100) * 2 ** this.attempt++);
+    setTimeout(() => {
+      if (this.closedByUser) return;
+      this.open().catch((err: MemgateError) => {
+        // A refused key will not become valid by retrying; other failures retry on the close event.
+        if (err.code === 'unauthorized' || err.code === 'forbidden') {
+          this.closedByUser = true;
+          this.failAll(err);
+        }
+      });
+    }, delay);
+  }
+
+  private settle(id: string, err: MemgateError): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    p.reject(err);
+  }
+
+  private failAll(err: MemgateError): void {
+    for (const id of [...this.pending.keys()]) this.settle(id, err);
+  }
+}
+
+/** Replies without the envelope (`op`, `id`). */
+function strip(reply: Record<string, unknown>): Record<string, unknown> {
+  const { op: _op, id: _id, ...rest } = reply;
+  return rest;
+}

@@ -1,0 +1,69 @@
+import { Packr, Unpackr, type Options } from 'msgpackr';
+import { MemgateError } from '../core/errors.ts';
+
+/**
+ * Frame codec: JSON text frames and MessagePack binary frames carry the same
+ * shapes. Decoding runs synchronously inside the uWS message callback, because
+ * the ArrayBuffer uWS lends us is neutered when the callback returns.
+ */
+
+/** A decoded request: a plain object (its fields are validated per op). */
+export type Frame = Record<string, unknown>;
+
+// Standard MessagePack only: msgpackr's record extension would be unreadable to other clients.
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number' });
+// `skipValues` drops undefined properties, as JSON.stringify does (not in msgpackr's typings).
+const packr = new Packr({ useRecords: false, skipValues: [undefined] } as Options);
+const utf8 = new TextDecoder('utf-8');
+
+/** Decode a frame into a plain object, or throw `bad_request` (malformed JSON/MessagePack, not an object). */
+export function decodeFrame(message: ArrayBuffer, isBinary: boolean): Frame {
+  let value: unknown;
+  if (isBinary) {
+    try {
+      value = unpackr.unpack(new Uint8Array(message));
+    } catch {
+      throw new MemgateError('bad_request', 'malformed MessagePack frame');
+    }
+  } else {
+    // uWS has already rejected text frames that are not valid UTF-8 (RFC 6455 §8.1).
+    try {
+      value = JSON.parse(utf8.decode(message));
+    } catch {
+      throw new MemgateError('bad_request', 'malformed JSON frame');
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof Uint8Array) {
+    throw new MemgateError('bad_request', 'a frame must be an object');
+  }
+  return value as Frame;
+}
+
+/** Encode a reply in the request's encoding: a JSON string for text, MessagePack bytes for binary. */
+export function encodeFrame(value: object, isBinary: boolean): string | Uint8Array {
+  return isBinary ? packr.pack(value) : JSON.stringify(value);
+}
+
+/**
+ * The append ack, hand-built for JSON so the hot path allocates one string and no
+ * intermediate object. `id` and `turnId` go through JSON.stringify for escaping.
+ */
+export function encodeAck(id: string | number | null, turnId: string, seq: number, duplicate: boolean, isBinary: boolean): string | Uint8Array {
+  if (isBinary) return packr.pack({ op: 'ack', id, turnId, seq, duplicate });
+  return `{"op":"ack","id":${JSON.stringify(id)},"turnId":${JSON.stringify(turnId)},"seq":${seq},"duplicate":${duplicate}}`;
+}
+
+/**
+ * True when a MessagePack-decoded string was valid UTF-8 on the wire. msgpackr
+ * replaces invalid bytes with U+FFFD, so only strings holding U+FFFD need the
+ * (rare) check that their UTF-8 encoding appears verbatim in the frame.
+ */
+export function cameAsValidUtf8(decoded: string, frame: ArrayBuffer): boolean {
+  if (decoded.indexOf('\uFFFD') === -1) return true;
+  return Buffer.from(frame).indexOf(Buffer.from(decoded, 'utf8')) !== -1;
+}
+
+/** True when a string has no lone surrogates (JSON `\uD800` escapes cannot be stored as UTF-8). */
+export function isWellFormed(s: string): boolean {
+  return (s as string & { isWellFormed(): boolean }).isWellFormed();
+}

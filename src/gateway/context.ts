@@ -1,0 +1,48 @@
+import type { Logger } from '../core/logger.ts';
+import type { Config } from '../config/schema.ts';
+import type { EventBus, MemgateEvent } from '../ports/event-bus.ts';
+import type { JobBus } from '../ports/job-bus.ts';
+import type { MemoryApi } from '../service/api.ts';
+import type { Authenticator } from './auth.ts';
+import type { EventOutbox, EventRelay } from './events.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import type { InFlight } from './shutdown.ts';
+
+/**
+ * What the gateway needs from a wired runtime (src/wiring.ts `Runtime` satisfies
+ * it): narrow on purpose, so tests can stand a fake service behind real sockets.
+ */
+export interface GatewayRuntime {
+  readonly config: Readonly<Config>;
+  readonly service: MemoryApi;
+  readonly ports: { readonly events: EventBus; readonly bus: Pick<JobBus, 'depth'> };
+  readonly logger: Logger;
+}
+
+/** Limits read once from `config.server`. */
+export interface GatewayLimits {
+  readonly maxTurnBytes: number;
+  readonly maxPayloadBytes: number;
+  readonly maxBackpressureBytes: number;
+  readonly idleTimeoutS: number;
+}
+
+/** Shared state of one running gateway, handed to the WebSocket and HTTP handlers. */
+export interface GatewayContext {
+  readonly runtime: GatewayRuntime;
+  readonly service: MemoryApi;
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+  readonly inflight: InFlight;
+  readonly outbox: EventOutbox;
+  readonly relay: EventRelay;
+  readonly auth: Authenticator;
+  readonly limits: GatewayLimits;
+  /** Set once shutdown begins: new requests get `unavailable`. */
+  draining: boolean;
+}
+
+/** A gateway-made event for a scope (data holds ids and counts, never user text). */
+export function scopeEvent(type: MemgateEvent['type'], scope: { tenantId: string; agentId: string; userId: string }, sessionId: string, data: Record<string, unknown>): MemgateEvent {
+  return { type, tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId, sessionId, at: Date.now(), data };
+}

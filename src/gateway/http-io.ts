@@ -1,0 +1,109 @@
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { MemgateError, badRequest } from '../core/errors.ts';
+import { bearerToken } from './auth.ts';
+import type { GatewayContext } from './context.ts';
+import { statusLine, toEdgeError } from './error-map.ts';
+
+/**
+ * HTTP plumbing over uWS: an HttpResponse dies on abort, so every route
+ * attaches onAborted first, reads request headers synchronously (the
+ * HttpRequest is stack-allocated) and writes its reply corked.
+ */
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** One HTTP exchange: whether the client went away and whether it was answered. */
+export interface HttpCall {
+  readonly res: HttpResponse;
+  aborted: boolean;
+  done: boolean;
+}
+
+/** Write a JSON reply unless the client aborted; `close` ends the TCP connection after it (oversized bodies). */
+export function replyJson(ctx: GatewayContext, call: HttpCall, status: number, body: unknown, close = false): void {
+  reply(ctx, call, status, 'application/json', JSON.stringify(body), close);
+}
+
+/** Write a reply of any content type, corked. */
+export function reply(ctx: GatewayContext, call: HttpCall, status: number, contentType: string, body: string, close = false): void {
+  if (call.aborted || call.done) return;
+  call.done = true;
+  ctx.metrics.http.inc(String(status));
+  call.res.cork(() => {
+    call.res.writeStatus(statusLine(status)).writeHeader('content-type', contentType);
+    if (status === 401) call.res.writeHeader('www-authenticate', 'Bearer');
+    call.res.end(body, close);
+  });
+}
+
+/** Reply `{error:{code, message}}` with the code's HTTP status; `close` when the body was left unread. */
+export function replyError(ctx: GatewayContext, call: HttpCall, err: unknown, close = false): void {
+  const e = toEdgeError(err, ctx.logger);
+  replyJson(ctx, call, e.status, { error: { code: e.code, message: e.message } }, close);
+}
+
+/** Start an exchange: attach the abort handler before anything can await. */
+export function beginCall(res: HttpResponse): HttpCall {
+  const call: HttpCall = { res, aborted: false, done: false };
+  res.onAborted(() => {
+    call.aborted = true;
+  });
+  return call;
+}
+
+/** The caller's tenant from `Authorization: Bearer KEY`, or null after replying 401. Reads the header synchronously. */
+export function authorize(ctx: GatewayContext, call: HttpCall, req: HttpRequest): string | null {
+  const tenantId = ctx.auth.tenantOf(bearerToken(req.getHeader('authorization')));
+  if (tenantId === null) replyError(ctx, call, new MemgateError('unauthorized', 'a valid API key is required (Authorization: Bearer KEY)'));
+  return tenantId;
+}
+
+/** URL path parameters, percent-decoded (uWS hands them raw). */
+export function pathParams(req: HttpRequest, count: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    try {
+      out.push(decodeURIComponent(req.getParameter(i)));
+    } catch {
+      throw badRequest('malformed percent-encoding in the URL');
+    }
+  }
+  return out;
+}
+
+/**
+ * Read the whole body as JSON (undefined when empty). Refuses more than
+ * `maxBytes` with `too_large` (413) as soon as the Content-Length or the
+ * running total says so. Must be called synchronously in the route handler.
+ */
+export function readJson(call: HttpCall, req: HttpRequest, maxBytes: number): Promise<unknown> {
+  const declared = Number(req.getHeader('content-length') || '0');
+  return new Promise((resolve, reject) => {
+    if (declared > maxBytes) return reject(tooLarge(maxBytes));
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let failed = false;
+    call.res.onData((chunk, isLast) => {
+      if (failed) return;
+      total += chunk.byteLength;
+      if (total > maxBytes) {
+        failed = true;
+        return reject(tooLarge(maxBytes));
+      }
+      // uWS neuters the chunk when this callback returns: copy unless it is the whole body.
+      if (!isLast) return void chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+      const last = new Uint8Array(chunk);
+      const body = chunks.length === 0 ? last : Buffer.concat([...chunks, last]);
+      if (body.length === 0) return resolve(undefined);
+      try {
+        resolve(JSON.parse(strictUtf8.decode(body)));
+      } catch {
+        reject(badRequest('body is not valid UTF-8 JSON'));
+      }
+    });
+  });
+}
+
+function tooLarge(maxBytes: number): MemgateError {
+  return new MemgateError('too_large', `body exceeds ${maxBytes} bytes`);
+}

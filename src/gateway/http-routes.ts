@@ -1,0 +1,177 @@
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { MemgateError, badRequest } from '../core/errors.ts';
+import type { Scope } from '../core/types.ts';
+import { scopeEvent, type GatewayContext } from './context.ts';
+import { checkScopeId, parseSearchBody, parseStart, parseTurn } from './frames.ts';
+import { authorize, beginCall, pathParams, readJson, reply, replyError, replyJson } from './http-io.ts';
+import { METRICS_CONTENT_TYPE } from './metrics.ts';
+
+/** What a route handler gets: the caller's tenant, decoded path parameters, named query values, the JSON body. */
+interface RouteInput {
+  tenantId: string;
+  params: string[];
+  query: Record<string, string>;
+  body: unknown;
+}
+
+interface RouteSpec {
+  /** Number of `:param` segments in the pattern. */
+  params: number;
+  /** Read a JSON body. */
+  body: boolean;
+  query?: readonly string[];
+}
+
+type RouteFn = (input: RouteInput) => Promise<unknown>;
+
+/**
+ * Wrap an async JSON route: abort handler, drain check, auth, parameter and
+ * body decoding, in-flight tracking, and one error mapping for every route.
+ */
+function jsonRoute(ctx: GatewayContext, spec: RouteSpec, fn: RouteFn): (res: HttpResponse, req: HttpRequest) => void {
+  return (res, req) => {
+    const call = beginCall(res);
+    try {
+      if (ctx.draining) throw new MemgateError('unavailable', 'server is shutting down');
+      const tenantId = authorize(ctx, call, req);
+      if (tenantId === null) return;
+      const params = pathParams(req, spec.params);
+      const query: Record<string, string> = {};
+      for (const k of spec.query ?? []) query[k] = req.getQuery(k) ?? '';
+      const body = spec.body ? readJson(call, req, ctx.limits.maxPayloadBytes) : Promise.resolve(undefined);
+      ctx.inflight.enter();
+      body
+        .then(
+          (b) => fn({ tenantId, params, query, body: b }).then((out) => replyJson(ctx, call, 200, out), (err: unknown) => replyError(ctx, call, err)),
+          // The body was refused before it was read through: close the connection after the reply.
+          (err: unknown) => replyError(ctx, call, err, true),
+        )
+        .finally(() => ctx.inflight.leave());
+    } catch (err) {
+      replyError(ctx, call, err);
+    }
+  };
+}
+
+function objectBody(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+function userScope(tenantId: string, params: string[]): Scope {
+  return { tenantId, agentId: checkScopeId('agentId', params[0] ?? ''), userId: checkScopeId('userId', params[1] ?? '') };
+}
+
+async function sessionScopeOf(ctx: GatewayContext, tenantId: string, sessionId: string): Promise<Scope> {
+  checkScopeId('sessionId', sessionId);
+  // Sessions are looked up within the caller's tenant: another tenant's session id is simply unknown.
+  const scope = await ctx.service.sessionScope(tenantId, sessionId);
+  if (scope === null) throw new MemgateError('not_found', `unknown session "${sessionId}"`);
+  return scope;
+}
+
+/** Register PROTOCOL.md's HTTP routes (plus `/metrics`, session end and buffered turns) on the app. */
+export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void {
+  const { service } = ctx;
+
+  app.get('/healthz', (res) => {
+    res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end('{"status":"ok"}');
+  });
+
+  app.get('/metrics', (res, req) => {
+    const call = beginCall(res);
+    if (authorize(ctx, call, req) === null) return;
+    // Queue depth is a port read; a slow or broken bus must not fail the scrape.
+    const depth = Promise.race([ctx.runtime.ports.bus.depth(), new Promise<null>((r) => setTimeout(r, 1000, null))]).catch(() => null);
+    depth.then((d) => reply(ctx, call, 200, METRICS_CONTENT_TYPE, ctx.metrics.render(d)));
+  });
+
+  app.post(
+    '/v1/sessions',
+    jsonRoute(ctx, { params: 0, body: true }, async ({ tenantId, body }) => {
+      const t0 = performance.now();
+      const req = parseStart(objectBody(body));
+      const scope = { tenantId, agentId: req.agentId, userId: req.userId };
+      const context = await service.startSession(scope, req.sessionId);
+      ctx.metrics.start.observe(performance.now() - t0);
+      ctx.outbox.push(scopeEvent('session.started', scope, context.sessionId, {}));
+      return context;
+    }),
+  );
+
+  app.post(
+    '/v1/sessions/:sessionId/turns',
+    jsonRoute(ctx, { params: 1, body: true }, async ({ tenantId, params, body }) => {
+      const t0 = performance.now();
+      const input = parseTurn(objectBody(body), ctx.limits.maxTurnBytes);
+      const sessionId = params[0]!;
+      const scope = await sessionScopeOf(ctx, tenantId, sessionId);
+      const ack = await service.appendTurn(scope, sessionId, input);
+      ctx.metrics.append.observe(performance.now() - t0);
+      if (!ack.duplicate) ctx.outbox.push(scopeEvent('turn.appended', scope, sessionId, { turnId: ack.turnId, seq: ack.seq }));
+      return ack;
+    }),
+  );
+
+  app.post(
+    '/v1/sessions/:sessionId/end',
+    jsonRoute(ctx, { params: 1, body: false }, async ({ tenantId, params }) => {
+      const sessionId = params[0]!;
+      const scope = await sessionScopeOf(ctx, tenantId, sessionId);
+      await service.endSession(scope, sessionId);
+      ctx.outbox.push(scopeEvent('session.ended', scope, sessionId, {}));
+      return { sessionId, ended: true };
+    }),
+  );
+
+  app.post(
+    '/v1/search',
+    jsonRoute(ctx, { params: 0, body: true }, async ({ tenantId, body }) => {
+      const t0 = performance.now();
+      const req = parseSearchBody(objectBody(body));
+      const reply = await service.search({ tenantId, agentId: req.agentId, userId: req.userId }, req.query, { k: req.k, deadlineMs: req.deadlineMs });
+      ctx.metrics.search.observe(performance.now() - t0);
+      return reply;
+    }),
+  );
+
+  app.post(
+    '/v1/agents/:agentId/users/:userId/flush',
+    jsonRoute(ctx, { params: 2, body: false }, ({ tenantId, params }) => service.flush(userScope(tenantId, params))),
+  );
+
+  app.get(
+    '/v1/agents/:agentId/users/:userId/entities',
+    jsonRoute(ctx, { params: 2, body: false, query: ['history'] }, async ({ tenantId, params, query }) => {
+      const history = query['history'] === 'true' || query['history'] === '1';
+      return { entities: await service.timeline(userScope(tenantId, params), history) };
+    }),
+  );
+
+  app.get(
+    '/v1/agents/:agentId/users/:userId/turns',
+    jsonRoute(ctx, { params: 2, body: false }, async ({ tenantId, params }) => ({ turns: await service.bufferedTurns(userScope(tenantId, params)) })),
+  );
+
+  app.put(
+    '/v1/agents/:agentId/schema',
+    jsonRoute(ctx, { params: 1, body: true }, async ({ tenantId, params, body }) => {
+      const agentId = checkScopeId('agentId', params[0] ?? '');
+      return { agentId, schema: await service.putSchema(tenantId, agentId, body) };
+    }),
+  );
+
+  app.del(
+    '/v1/agents/:agentId/users/:userId',
+    jsonRoute(ctx, { params: 2, body: false }, async ({ tenantId, params }) => {
+      const scope = userScope(tenantId, params);
+      await service.forget(scope);
+      return { agentId: scope.agentId, userId: scope.userId, forgotten: true };
+    }),
+  );
+
+  app.any('/*', (res, req) => {
+    const call = beginCall(res);
+    replyError(ctx, call, new MemgateError('not_found', `no route for ${req.getMethod().toUpperCase()} ${req.getUrl()}`));
+  });
+}

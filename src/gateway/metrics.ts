@@ -1,0 +1,125 @@
+/**
+ * Prometheus metrics, hand-rolled (text exposition format 0.0.4): a handful of
+ * histograms and counters do not justify a dependency, and `observe` must stay
+ * allocation-free because it runs once per acked turn.
+ */
+
+/** Content-Type of the `/metrics` reply. */
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** A cumulative histogram observed in milliseconds and exposed in seconds (Prometheus base unit). */
+export class Histogram {
+  private readonly counts: Float64Array;
+  private sum = 0;
+  private count = 0;
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly boundsMs: readonly number[],
+  ) {
+    this.counts = new Float64Array(boundsMs.length);
+  }
+
+  /** Record one duration in milliseconds. */
+  observe(ms: number): void {
+    this.sum += ms;
+    this.count++;
+    const b = this.boundsMs;
+    for (let i = 0; i < b.length; i++) {
+      if (ms <= b[i]!) {
+        this.counts[i]!++;
+        return;
+      }
+    }
+  }
+
+  /** Number of observations so far. */
+  get total(): number {
+    return this.count;
+  }
+
+  render(): string {
+    let out = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} histogram\n`;
+    let cumulative = 0;
+    for (let i = 0; i < this.boundsMs.length; i++) {
+      cumulative += this.counts[i]!;
+      out += `${this.name}_bucket{le="${this.boundsMs[i]! / 1000}"} ${cumulative}\n`;
+    }
+    out += `${this.name}_bucket{le="+Inf"} ${this.count}\n${this.name}_sum ${this.sum / 1000}\n${this.name}_count ${this.count}\n`;
+    return out;
+  }
+}
+
+/** A monotonically increasing counter, optionally split by one label. */
+export class Counter {
+  private readonly values = new Map<string, number>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly label?: string,
+  ) {}
+
+  inc(labelValue = '', by = 1): void {
+    this.values.set(labelValue, (this.values.get(labelValue) ?? 0) + by);
+  }
+
+  /** Current value for a label value (tests, logs). */
+  get(labelValue = ''): number {
+    return this.values.get(labelValue) ?? 0;
+  }
+
+  render(): string {
+    let out = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} counter\n`;
+    if (this.values.size === 0 && !this.label) out += `${this.name} 0\n`;
+    for (const [v, n] of this.values) out += this.label ? `${this.name}{${this.label}="${escapeLabel(v)}"} ${n}\n` : `${this.name} ${n}\n`;
+    return out;
+  }
+}
+
+function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function gauge(name: string, help: string, value: number): string {
+  return `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${value}\n`;
+}
+
+const CALL_PATH_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 1000];
+const EXTRACTION_MS = [100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 120_000];
+
+/** Everything the gateway measures; gauges are sampled at scrape time. */
+export class GatewayMetrics {
+  readonly append = new Histogram('memgate_append_duration_seconds', 'Turn append: frame received to ack sent.', CALL_PATH_MS);
+  readonly start = new Histogram('memgate_start_duration_seconds', 'Session start: request received to context sent.', CALL_PATH_MS);
+  readonly search = new Histogram('memgate_search_duration_seconds', 'Memory search: request received to results sent.', CALL_PATH_MS);
+  readonly extraction = new Histogram('memgate_extraction_duration_seconds', 'Extraction runs (from extraction.finished events).', EXTRACTION_MS);
+  readonly errors = new Counter('memgate_errors_total', 'Error replies by code.', 'code');
+  readonly events = new Counter('memgate_events_total', 'Live events relayed to subscribers, by type.', 'type');
+  readonly extractionFailures = new Counter('memgate_extraction_failures_total', 'extraction.failed events.');
+  readonly backpressure = new Counter('memgate_ws_backpressure_total', 'Sends that found a connection over its backpressure limit.');
+  readonly http = new Counter('memgate_http_requests_total', 'HTTP requests by status.', 'status');
+  /** Open WebSocket connections. */
+  connections = 0;
+  /** Connections with a started call. */
+  activeCalls = 0;
+
+  /** Render the exposition text; `queueDepth` is sampled by the caller (an async port read). */
+  render(queueDepth: number | null): string {
+    return [
+      this.append.render(),
+      this.start.render(),
+      this.search.render(),
+      this.extraction.render(),
+      this.errors.render(),
+      this.events.render(),
+      this.extractionFailures.render(),
+      this.backpressure.render(),
+      this.http.render(),
+      gauge('memgate_ws_connections', 'Open WebSocket connections.', this.connections),
+      gauge('memgate_active_calls', 'WebSocket connections with a started call.', this.activeCalls),
+      queueDepth === null ? '' : gauge('memgate_extraction_queue_depth', 'Extraction jobs waiting or in flight.', queueDepth),
+    ].join('');
+  }
+}

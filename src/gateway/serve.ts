@@ -1,0 +1,31 @@
+import { createLogger } from '../core/logger.ts';
+import type { Config } from '../config/schema.ts';
+import { createRuntime } from '../wiring.ts';
+import { startGateway } from './server.ts';
+import { exitOnSignals } from './shutdown.ts';
+
+/**
+ * `memgate serve`: wire the runtime, start workers when they run in-process,
+ * listen, print `memgate listening on http://HOST:PORT` as the first line of
+ * stdout (logs go to stderr), and shut down gracefully on SIGTERM/SIGINT:
+ * stop accepting, finish in-flight requests, close connections, then close the
+ * runtime (which flushes the embedded store) and exit 0.
+ */
+export async function serve(config: Readonly<Config>): Promise<void> {
+  const logger = createLogger(config.log.level, { service: 'memgate' });
+  const runtime = await createRuntime(config, { logger });
+  if (config.server.inlineWorkers) runtime.startWorkers();
+  let gateway;
+  try {
+    gateway = await startGateway(runtime);
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  process.stdout.write(`memgate listening on http://${gateway.host}:${gateway.port}\n`);
+  const g = gateway;
+  exitOnSignals(async () => {
+    await g.close();
+    await runtime.close();
+  }, logger);
+}

@@ -1,0 +1,84 @@
+import uWS, { type us_listen_socket } from 'uWebSockets.js';
+import { MemgateError } from '../core/errors.ts';
+import { createAuthenticator } from './auth.ts';
+import type { GatewayContext, GatewayRuntime } from './context.ts';
+import { EventOutbox, EventRelay } from './events.ts';
+import { registerHttpRoutes } from './http-routes.ts';
+import { GatewayMetrics } from './metrics.ts';
+import { InFlight } from './shutdown.ts';
+import type { Socket } from './ws-connection.ts';
+import { wsBehavior } from './ws-session.ts';
+
+/** A listening gateway. `close` is graceful: stop accepting, finish in-flight requests, close connections. */
+export interface Gateway {
+  readonly host: string;
+  /** The bound port (the real one when configured as 0). */
+  readonly port: number;
+  readonly metrics: GatewayMetrics;
+  close(options?: { drainTimeoutMs?: number }): Promise<void>;
+}
+
+/**
+ * Put the memory engine behind uWebSockets.js: `/v1/ws`, the HTTP routes,
+ * `/healthz`, `/metrics` and live events. The runtime stays the caller's to close.
+ */
+export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
+  // The package silently falls back to a slow `ws` shim when its native addon cannot load.
+  if (typeof uWS.SSLApp !== 'function') throw new MemgateError('internal', 'uWebSockets.js native addon did not load (running on the fallback shim)');
+  const { config } = runtime;
+  const logger = runtime.logger.child({ component: 'gateway' });
+  const app = uWS.App();
+  const metrics = new GatewayMetrics();
+  const auth = createAuthenticator(config.auth.keys);
+  const ctx: GatewayContext = {
+    runtime,
+    service: runtime.service,
+    logger,
+    metrics,
+    inflight: new InFlight(),
+    outbox: new EventOutbox(runtime.ports.events, logger),
+    relay: new EventRelay(app, runtime.ports.events, metrics, logger),
+    auth,
+    limits: {
+      maxTurnBytes: config.server.maxTurnBytes,
+      maxPayloadBytes: config.server.maxPayloadBytes,
+      maxBackpressureBytes: config.server.maxBackpressureBytes,
+      // uWS refuses idle timeouts between 1 and 7 s (its timer granularity is 4 s).
+      idleTimeoutS: config.server.idleTimeoutS === 0 ? 0 : Math.max(8, config.server.idleTimeoutS),
+    },
+    draining: false,
+  };
+  const sockets = new Set<Socket>();
+  app.ws('/v1/ws', wsBehavior(ctx, sockets));
+  registerHttpRoutes(app, ctx);
+  ctx.relay.start();
+
+  const { host } = config.server;
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(host, config.server.port, (ls) => (ls ? resolve(ls) : reject(new MemgateError('unavailable', `cannot listen on ${host}:${config.server.port}`))));
+  });
+  const port = uWS.us_socket_local_port(listenSocket);
+  if (auth.open) logger.warn('open dev mode: no API keys configured, every request is tenant "default"');
+  logger.info('listening', { host, port, auth: auth.open ? 'open' : 'keys', tenants: new Set(config.auth.keys.map((k) => k.tenantId)).size });
+
+  let closing: Promise<void> | null = null;
+  const close = async (drainTimeoutMs: number): Promise<void> => {
+    ctx.draining = true;
+    uWS.us_listen_socket_close(listenSocket);
+    const drained = await ctx.inflight.idle(drainTimeoutMs);
+    if (!drained) logger.warn('shutdown: requests still in flight after the drain timeout', { inflight: ctx.inflight.count });
+    for (const ws of [...sockets]) ws.end(1001, 'server shutting down');
+    // Let the close frames go out, then drop idle keep-alive HTTP connections (app.close is untyped in v20.30).
+    await new Promise((r) => setTimeout(r, 50));
+    (app as unknown as { close?: () => void }).close?.();
+    ctx.relay.stop();
+    ctx.outbox.flush();
+    logger.info('gateway closed');
+  };
+  return {
+    host,
+    port,
+    metrics,
+    close: (options = {}) => (closing ??= close(options.drainTimeoutMs ?? 10_000)),
+  };
+}

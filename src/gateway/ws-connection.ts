@@ -1,0 +1,65 @@
+import type { WebSocket } from 'uWebSockets.js';
+import type { Scope } from '../core/types.ts';
+import { encodeFrame } from './codec.ts';
+import type { GatewayContext } from './context.ts';
+import { toEdgeError, wireCode } from './error-map.ts';
+import type { RequestId } from './frames.ts';
+
+/** Per-connection state: one connection carries one call (PROTOCOL.md). */
+export interface Connection {
+  readonly tenantId: string;
+  /** Set by a successful `start`; null before it and after `end`. */
+  scope: Scope | null;
+  sessionId: string | null;
+  /** seq of the last acked turn of this call. */
+  seq: number;
+  /** Encoding of the last request (live events follow the subscribe request's encoding). */
+  binary: boolean;
+  /** True after uWS's close event: the socket must not be touched again. */
+  closed: boolean;
+  /** A start or end in flight: requests behind it wait for it, in order. */
+  barrier: Promise<void> | null;
+  /** A send found backpressure: check the buffered amount until it drains. */
+  congested: boolean;
+  subscribed: boolean;
+}
+
+/** A WebSocket carrying a Connection. */
+export type Socket = WebSocket<Connection>;
+
+/** Send a reply unless the socket closed meanwhile; a dropped send is counted (the client retries by id). */
+export function send(ctx: GatewayContext, ws: Socket, c: Connection, frame: string | Uint8Array, isBinary: boolean): void {
+  if (c.closed) return;
+  const status = ws.send(frame, isBinary);
+  if (status !== 1) {
+    c.congested = true;
+    if (status === 2) ctx.metrics.backpressure.inc();
+  }
+}
+
+/** Reply `{op:"error", id, code, message}` in the request's encoding. */
+export function sendError(ctx: GatewayContext, ws: Socket, c: Connection, isBinary: boolean, id: RequestId, err: unknown): void {
+  const e = toEdgeError(err, ctx.logger);
+  const code = wireCode(e.code);
+  ctx.metrics.errors.inc(code);
+  send(ctx, ws, c, encodeFrame({ op: 'error', id, code, message: e.message }, isBinary), isBinary);
+}
+
+/**
+ * Run `task` after the connection's pending start/end, in arrival order, and
+ * count it as in flight for graceful shutdown. Replies after an await are corked.
+ */
+export function afterBarrier(ctx: GatewayContext, c: Connection, task: () => void | Promise<void>, isBarrier: boolean): void {
+  ctx.inflight.enter();
+  const run = (c.barrier ?? Promise.resolve()).then(task).catch((err: unknown) => ctx.logger.error('ws task failed', { err }));
+  const p = run.finally(() => {
+    ctx.inflight.leave();
+    if (c.barrier === p) c.barrier = null;
+  });
+  if (isBarrier || c.barrier !== null) c.barrier = p;
+}
+
+/** Fresh state for an authenticated upgrade. */
+export function newConnection(tenantId: string): Connection {
+  return { tenantId, scope: null, sessionId: null, seq: 0, binary: false, closed: false, barrier: null, congested: false, subscribed: false };
+}

@@ -1,0 +1,186 @@
+import { MemgateError } from '../core/errors.ts';
+import type { Scope, TurnInput } from '../core/types.ts';
+import type { AckReply } from '../service/api.ts';
+import { encodeAck, encodeFrame, type Frame } from './codec.ts';
+import { scopeEvent, type GatewayContext } from './context.ts';
+import { internalTopic } from './events.ts';
+import { parseSearch, parseStart, parseTopics, parseTurn, type RequestId } from './frames.ts';
+import { afterBarrier, send, sendError, type Connection, type Socket } from './ws-connection.ts';
+
+/**
+ * The WebSocket ops. `append` is the hot path: validate, durable write, ack,
+ * all inside the uWS callback when the turn buffer is synchronous (embedded
+ * SQLite); an async buffer adds exactly one continuation. Events go out after.
+ */
+
+const notStarted = () => new MemgateError('not_started', 'send start before append, search or end');
+
+/** `{op:"append"}` → `{op:"ack", id, turnId, seq, duplicate}`. */
+export function handleAppend(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean, raw: ArrayBuffer): void {
+  const t0 = performance.now();
+  let input: TurnInput;
+  try {
+    // Validation reads the frame's bytes (MessagePack UTF-8 check): it must run before the callback returns.
+    input = parseTurn(frame, ctx.limits.maxTurnBytes, isBinary ? raw : undefined);
+  } catch (err) {
+    return sendError(ctx, ws, c, isBinary, id, err);
+  }
+  if (c.barrier !== null) return afterBarrier(ctx, c, () => appendNow(ctx, ws, c, input, id, isBinary, t0, true), false);
+  appendNow(ctx, ws, c, input, id, isBinary, t0, false);
+}
+
+function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnInput, id: RequestId, isBinary: boolean, t0: number, deferred: boolean): void | Promise<void> {
+  const scope = c.scope;
+  const sessionId = c.sessionId;
+  if (scope === null || sessionId === null) return cork(ws, c, deferred, () => sendError(ctx, ws, c, isBinary, id, notStarted()));
+  let result: AckReply | Promise<AckReply>;
+  try {
+    result = ctx.service.appendTurn(scope, sessionId, input);
+  } catch (err) {
+    return cork(ws, c, deferred, () => sendError(ctx, ws, c, isBinary, id, err));
+  }
+  if (!(result instanceof Promise)) {
+    // Synchronous durable write: ack inside this callback (uWS corks message handlers).
+    if (!deferred) return ack(ctx, ws, c, result, id, isBinary, t0, scope, sessionId);
+    return cork(ws, c, true, () => ack(ctx, ws, c, result, id, isBinary, t0, scope, sessionId));
+  }
+  ctx.inflight.enter();
+  return result.then(
+    (reply) => {
+      ctx.inflight.leave();
+      cork(ws, c, true, () => ack(ctx, ws, c, reply, id, isBinary, t0, scope, sessionId));
+    },
+    (err: unknown) => {
+      ctx.inflight.leave();
+      cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
+    },
+  );
+}
+
+function ack(ctx: GatewayContext, ws: Socket, c: Connection, r: AckReply, id: RequestId, isBinary: boolean, t0: number, scope: Scope, sessionId: string): void {
+  send(ctx, ws, c, encodeAck(id, r.turnId, r.seq, r.duplicate, isBinary), isBinary);
+  ctx.metrics.append.observe(performance.now() - t0);
+  if (r.duplicate) return;
+  c.seq = r.seq;
+  // After the ack: the turn is durable whether or not the socket is still there, so dashboards hear of it either way.
+  ctx.outbox.push(scopeEvent('turn.appended', scope, sessionId, { turnId: r.turnId, seq: r.seq }));
+}
+
+/**
+ * Run `fn`, which sends: a send `deferred` past an await is corked by hand
+ * (inside a uWS callback it already is), and a closed socket is never touched.
+ */
+function cork(ws: Socket, c: Connection, deferred: boolean, fn: () => void): void {
+  if (c.closed || !deferred) fn();
+  else ws.cork(fn);
+}
+
+/** `{op:"start"}` → `{op:"context", ...}`. A barrier: requests sent right behind it wait for it. */
+export function handleStart(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
+  const t0 = performance.now();
+  let req;
+  try {
+    req = parseStart(frame);
+  } catch (err) {
+    return sendError(ctx, ws, c, isBinary, id, err);
+  }
+  const scope = { tenantId: c.tenantId, agentId: req.agentId, userId: req.userId };
+  afterBarrier(
+    ctx,
+    c,
+    async () => {
+      try {
+        const context = await ctx.service.startSession(scope, req.sessionId);
+        if (c.scope === null && !c.closed) ctx.metrics.activeCalls++;
+        c.scope = scope;
+        c.sessionId = context.sessionId;
+        c.seq = 0;
+        cork(ws, c, true, () => send(ctx, ws, c, encodeFrame({ op: 'context', id, ...context }, isBinary), isBinary));
+        ctx.metrics.start.observe(performance.now() - t0);
+        ctx.outbox.push(scopeEvent('session.started', scope, context.sessionId, {}));
+      } catch (err) {
+        cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
+      }
+    },
+    true,
+  );
+}
+
+/** `{op:"search"}` → `{op:"results", id, results, tookMs}`. */
+export function handleSearch(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
+  const t0 = performance.now();
+  let req;
+  try {
+    req = parseSearch(frame);
+  } catch (err) {
+    return sendError(ctx, ws, c, isBinary, id, err);
+  }
+  afterBarrier(
+    ctx,
+    c,
+    async () => {
+      try {
+        if (c.scope === null) throw notStarted();
+        const reply = await ctx.service.search(c.scope, req.query, { k: req.k, deadlineMs: req.deadlineMs });
+        cork(ws, c, true, () => send(ctx, ws, c, encodeFrame({ op: 'results', id, ...reply }, isBinary), isBinary));
+        ctx.metrics.search.observe(performance.now() - t0);
+      } catch (err) {
+        cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
+      }
+    },
+    false,
+  );
+}
+
+/** `{op:"end"}` → `{op:"ended", id}`: the call is over; appends need a new start. */
+export function handleEnd(ctx: GatewayContext, ws: Socket, c: Connection, id: RequestId, isBinary: boolean): void {
+  afterBarrier(
+    ctx,
+    c,
+    async () => {
+      try {
+        const scope = c.scope;
+        const sessionId = c.sessionId;
+        if (scope === null || sessionId === null) throw notStarted();
+        await ctx.service.endSession(scope, sessionId);
+        if (c.scope !== null && !c.closed) ctx.metrics.activeCalls--;
+        c.scope = null;
+        c.sessionId = null;
+        cork(ws, c, true, () => send(ctx, ws, c, encodeFrame({ op: 'ended', id }, isBinary), isBinary));
+        ctx.outbox.push(scopeEvent('session.ended', scope, sessionId, { lastSeq: c.seq }));
+      } catch (err) {
+        cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
+      }
+    },
+    true,
+  );
+}
+
+/** `{op:"subscribe", topics}` → `{op:"subscribed", id, topics}`; events arrive in this request's encoding. */
+export function handleSubscribe(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
+  try {
+    const topics = parseTopics(frame);
+    // Resolve every topic first, so a bad one subscribes none.
+    const internal = topics.map((t) => internalTopic(c.tenantId, t, isBinary));
+    for (const t of internal) ws.subscribe(t);
+    if (!c.subscribed) {
+      c.subscribed = true;
+      ctx.relay.addSubscriber(c.tenantId);
+    }
+    send(ctx, ws, c, encodeFrame({ op: 'subscribed', id, topics }, isBinary), isBinary);
+  } catch (err) {
+    sendError(ctx, ws, c, isBinary, id, err);
+  }
+}
+
+/** `{op:"unsubscribe", topics}` → `{op:"unsubscribed", id, topics}` (both encodings' subscriptions are dropped). */
+export function handleUnsubscribe(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
+  try {
+    const topics = parseTopics(frame);
+    const internal = topics.flatMap((t) => [internalTopic(c.tenantId, t, false), internalTopic(c.tenantId, t, true)]);
+    for (const t of internal) ws.unsubscribe(t);
+    send(ctx, ws, c, encodeFrame({ op: 'unsubscribed', id, topics }, isBinary), isBinary);
+  } catch (err) {
+    sendError(ctx, ws, c, isBinary, id, err);
+  }
+}

@@ -1,0 +1,105 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { WsTester, http } from './support/ws-tester.ts';
+
+/**
+ * `memgate serve` as a real child process: SIGTERM under load exits 0, and a
+ * restart on the same data file holds every turn that was ever acked.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'memgate-shutdown-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Served {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  base: string;
+  firstLine: string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+async function serve(dbPath: string): Promise<Served> {
+  const env: NodeJS.ProcessEnv = { ...process.env, MEMGATE_SQLITE_PATH: dbPath, MEMGATE_LOG_LEVEL: 'info', MEMGATE_TOKEN_THRESHOLD: '1000000000' };
+  delete env['MEMGATE_API_KEYS'];
+  delete env['MEMGATE_PORT'];
+  // node --import tsx (what `npx tsx` runs) directly, so SIGTERM reaches the server and not a wrapper.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--port', '0'], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) {
+        child.stdout.off('data', onData);
+        resolve(out.slice(0, nl));
+      }
+    };
+    child.stdout.on('data', onData);
+    void exited.then((code) => reject(new Error(`server exited (${code}) before listening: ${err}`)));
+  });
+  const m = /^memgate listening on (http:\/\/[^:]+:\d+)$/.exec(firstLine);
+  if (!m) throw new Error(`unexpected first line: ${firstLine}`);
+  return { child, base: m[1]!, firstLine, stderr: () => err, exited };
+}
+
+/** One call streaming appends with a window of outstanding requests until the socket closes. */
+async function streamCall(url: string, userId: string, acked: Set<string>): Promise<number> {
+  const ws = await WsTester.open(url);
+  await ws.request({ op: 'start', agentId: 'shutdown-agent', userId });
+  let open = true;
+  void ws.closed.then(() => (open = false));
+  let n = 0;
+  const worker = async () => {
+    while (open) {
+      const turnId = `${userId}-${n++}`;
+      const reply = await Promise.race([ws.request({ op: 'append', role: 'user', text: `turn ${turnId}`, turnId }).catch(() => null), ws.closed.then(() => null)]);
+      if (reply?.['op'] === 'ack') acked.add(turnId);
+      else if (reply) await new Promise((r) => setTimeout(r, 5)); // unavailable while draining: nothing was stored
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  return (await ws.closed).code;
+}
+
+describe('graceful shutdown', () => {
+  it('SIGTERM under load: exit 0, connections closed 1001, every acked turn survives a restart', async () => {
+    const db = join(dir, 'memgate.db');
+    const first = await serve(db);
+    expect(first.firstLine).toMatch(/^memgate listening on http:\/\/127\.0\.0\.1:\d+$/);
+    expect(first.stderr()).toContain('open dev mode');
+    expect((await http(first.base, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
+
+    const url = first.base.replace('http', 'ws') + '/v1/ws';
+    const users = ['u1', 'u2', 'u3', 'u4', 'u5'];
+    const acked = new Set<string>();
+    const calls = users.map((u) => streamCall(url, u, acked));
+    await new Promise((r) => setTimeout(r, 400));
+    const ackedBeforeSignal = acked.size;
+    first.child.kill('SIGTERM');
+    const codes = await Promise.all(calls);
+    expect(await first.exited).toBe(0);
+    expect(ackedBeforeSignal).toBeGreaterThan(0);
+    for (const code of codes) expect(code).toBe(1001);
+
+    const second = await serve(db);
+    try {
+      const stored = new Set<string>();
+      for (const u of users) {
+        const r = await http(second.base, 'GET', `/v1/agents/shutdown-agent/users/${u}/turns`);
+        for (const t of r.body.turns as Array<{ turnId: string }>) stored.add(t.turnId);
+      }
+      const lost = [...acked].filter((id) => !stored.has(id));
+      expect(lost).toEqual([]);
+      expect(stored.size).toBeGreaterThanOrEqual(acked.size);
+    } finally {
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    }
+  }, 60_000);
+});

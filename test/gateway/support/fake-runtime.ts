@@ -1,0 +1,91 @@
+import { MemgateError } from '../../../src/core/errors.ts';
+import { silentLogger } from '../../../src/core/logger.ts';
+import type { Scope, Turn, TurnInput } from '../../../src/core/types.ts';
+import { defaultConfig, type Config } from '../../../src/config/schema.ts';
+import { InProcessEventBus } from '../../../src/adapters/memory/event-bus.ts';
+import type { GatewayRuntime } from '../../../src/gateway/context.ts';
+import type { AckReply, ContextReply, ExtractionReport, MemoryApi, SearchReply } from '../../../src/service/api.ts';
+
+/**
+ * A scripted MemoryApi for gateway behaviour the embedded engine cannot show:
+ * an asynchronous turn buffer, slow replies (graceful drain), internal failures.
+ */
+export class FakeMemoryApi implements MemoryApi {
+  readonly turns = new Map<string, Turn[]>();
+  private readonly sessions = new Map<string, Scope>();
+  /** Append returns a Promise (like the Redis buffer) when true. */
+  asyncAppend = false;
+  /** Delay of every async reply. */
+  delayMs = 0;
+  /** Throw a plain Error (not a MemgateError) from search. */
+  failSearch = false;
+
+  private key(s: Scope): string {
+    return `${s.tenantId}/${s.agentId}/${s.userId}`;
+  }
+
+  private async later<T>(v: () => T): Promise<T> {
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    return v();
+  }
+
+  startSession(scope: Scope, sessionId?: string): Promise<ContextReply> {
+    const id = sessionId ?? `s_${this.sessions.size + 1}`;
+    this.sessions.set(`${scope.tenantId}/${id}`, scope);
+    return this.later(() => ({ sessionId: id, profile: {}, facts: [], possibly: [], recent: [], summaries: [], contextBlock: '', tools: [], tookMs: 0 }));
+  }
+
+  appendTurn(scope: Scope, sessionId: string, input: TurnInput): AckReply | Promise<AckReply> {
+    const list = this.turns.get(this.key(scope)) ?? [];
+    this.turns.set(this.key(scope), list);
+    const turnId = input.turnId ?? `t_${list.length + 1}`;
+    const seen = list.find((t) => t.turnId === turnId);
+    let reply: AckReply;
+    if (seen) reply = { turnId, seq: seen.seq, duplicate: true };
+    else {
+      const seq = list.length + 1;
+      list.push({ turnId, seq, sessionId, role: input.role, text: input.text, ts: input.ts ?? Date.now(), receivedAt: Date.now(), tokens: 1 });
+      reply = { turnId, seq, duplicate: false };
+    }
+    return this.asyncAppend ? this.later(() => reply) : reply;
+  }
+
+  async sessionScope(tenantId: string, sessionId: string): Promise<Scope | null> {
+    return this.sessions.get(`${tenantId}/${sessionId}`) ?? null;
+  }
+
+  search(): Promise<SearchReply> {
+    if (this.failSearch) return Promise.reject(new Error('database exploded at /secret/path'));
+    return this.later(() => ({ results: [], tookMs: 0 }));
+  }
+
+  endSession(): Promise<void> {
+    return this.later(() => undefined);
+  }
+
+  flush(): Promise<ExtractionReport> {
+    return Promise.reject(new MemgateError('unavailable', 'not in the fake'));
+  }
+
+  async timeline(): Promise<[]> {
+    return [];
+  }
+
+  putSchema(): Promise<never> {
+    return Promise.reject(new MemgateError('bad_request', 'fields: required'));
+  }
+
+  async forget(scope: Scope): Promise<void> {
+    this.turns.delete(this.key(scope));
+  }
+
+  async bufferedTurns(scope: Scope): Promise<Turn[]> {
+    return this.turns.get(this.key(scope)) ?? [];
+  }
+}
+
+/** A GatewayRuntime around the fake service, listening on a free port. */
+export function fakeRuntime(service: MemoryApi, overrides: Record<string, unknown> = {}): GatewayRuntime & { config: Config } {
+  const config = defaultConfig({ sqlite: { path: ':memory:' }, server: { port: 0 }, log: { level: 'silent' }, ...overrides });
+  return { config, service, logger: silentLogger, ports: { events: new InProcessEventBus(), bus: { depth: async () => 0 } } };
+}
