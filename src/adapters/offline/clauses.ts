@@ -1,0 +1,124 @@
+import type { Turn } from '../../core/types.ts';
+import { looksPast } from '../../memory/dates.ts';
+import { wordsToDigits } from '../../memory/numbers.ts';
+
+/** A sentence or sub-sentence of a turn, with the cheap signals the extractor's rules need. */
+export interface Clause {
+  text: string;
+  /** The whole sentence the clause belongs to, and its index in the turn. */
+  sentence: string;
+  sentenceIndex: number;
+  /**
+   * Where the first hedge ("maybe", "probably", "thinking about") starts in `text`, 0 when the
+   * sentence opens with one, -1 when none: it hedges what follows it ("Whitefield or maybe
+   * Sarjapur" commits to Whitefield).
+   */
+  hedgeAt: number;
+  question: boolean;
+  /** Speaks about the speaker ("I", "my", "we"); for agent turns, about the caller ("you", "your"). */
+  personal: boolean;
+  past: boolean;
+  /** Describes a former state ("my budget was 50 lakhs", "I used to smoke"): loses to a present one. */
+  former: boolean;
+}
+
+/** Speech text made uniform for the rules: straight apostrophes, single spaces, digits for spoken numbers. */
+export function normalizeSpeech(text: string): string {
+  return wordsToDigits(text.replace(/[’‘]/g, "'").replace(/[“”]/g, '"').replace(/\s+/g, ' ').trim());
+}
+
+const HEDGE_RE =
+  /\b(maybe|probably|perhaps|possibly|might|may be|thinking (?:about|of)|considering|not sure|i guess|i think|i suppose|i believe|likely|hopefully|could be|kind of|sort of|tentative(?:ly)?|hoping|depends|if possible|not decided)\b/i;
+const FORMER_RE = /\b(was|were|used to|previously|earlier|originally|had been|at first|initially|before that)\b/i;
+const USER_PERSONAL_RE = /\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|our|ours|us)\b/i;
+const AGENT_PERSONAL_RE = /\b(you|you're|you've|you'd|you'll|your|yours|yourself)\b/i;
+const QUESTION_START_RE =
+  /^(?:so\s+|and\s+|okay\s+|ok\s+|great\s+|also\s+)?(what|what's|when|where|which|who|whom|whose|why|how|do|does|did|are|is|was|were|have|has|had|can|could|would|will|shall|should|may|any)\b/i;
+// Abbreviations whose full stop does not end a sentence.
+const ABBREV_RE = /\b(?:dr|mr|mrs|ms|st|rs|no|approx|vs|e\.g|i\.e|sr|jr)\.$/i;
+
+/** Sentences of a text: split after . ! ? unless the dot ends an abbreviation ("Dr. Mehta", "Rs. 500"). */
+export function splitSentences(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  const re = /[.!?]+(?=\s|$)/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const end = m.index + m[0].length;
+    if (m[0] === '.' && ABBREV_RE.test(text.slice(Math.max(0, end - 6), end))) continue;
+    const s = text.slice(start, end).trim();
+    if (s) out.push(s);
+    start = end;
+  }
+  const rest = text.slice(start).trim();
+  if (rest) out.push(rest);
+  return out;
+}
+
+/**
+ * Clauses of a (normalised) turn: sentences, split again at "but", ";" and ", and I/we" so that
+ * "my budget was 50 lakhs but now it's 80" yields a past and a present clause. Splitting stays
+ * conservative because a cue and its value must stay in one clause.
+ */
+export function splitClauses(text: string, perspective: 'user' | 'agent' = 'user'): Clause[] {
+  const out: Clause[] = [];
+  for (const [sentenceIndex, sentence] of splitSentences(text).entries()) {
+    const question = /\?\s*$/.test(sentence) || QUESTION_START_RE.test(sentence);
+    for (const part of sentence.split(/\s+but\s+|;\s+|,\s+(?:and|so)\s+(?=(?:i|i'm|we|we're|my|our|now)\b)/i)) {
+      const t = part.trim();
+      if (!t) continue;
+      out.push({
+        text: t,
+        sentence,
+        sentenceIndex,
+        hedgeAt: HEDGE_RE.test(sentence.slice(0, 12)) ? 0 : (HEDGE_RE.exec(t)?.index ?? -1),
+        question,
+        personal: (perspective === 'user' ? USER_PERSONAL_RE : AGENT_PERSONAL_RE).test(t),
+        past: looksPast(t),
+        former: FORMER_RE.test(t),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Did `b` directly follow `a` in the conversation? Same session and no dialogue turn between
+ * them (`all` is the input including system/tool turns). The buffer can hold a kept question
+ * whose answer was already archived: it must not pair with an unrelated later "yes".
+ */
+export function adjacent(a: Turn, b: Turn, all: readonly Turn[]): boolean {
+  if (a.sessionId !== b.sessionId || b.seq <= a.seq) return false;
+  if (b.seq === a.seq + 1) return true;
+  const between = all.filter((t) => t.seq > a.seq && t.seq < b.seq);
+  return between.length === b.seq - a.seq - 1 && between.every((t) => t.role === 'system' || t.role === 'tool');
+}
+
+/** True when a sentence asks something (ends with "?" or opens like a question). */
+export function isQuestion(sentence: string): boolean {
+  return /\?\s*$/.test(sentence) || QUESTION_START_RE.test(sentence.trim());
+}
+
+const CONFIRM_RE =
+  /^(?:(?:oh|uh|um|well|ok|okay|yeah)[,\s]+)?(yes|yeah|yep|yup|ya|yes please|correct|that's (?:right|correct|it|fine|perfect)|that is (?:right|correct)|exactly|right|absolutely|definitely|sure|of course|perfect|sounds (?:good|great|perfect)|that works|works for me|\w+ works|please do|go ahead|confirmed|fine|great,? (?:yes|thanks|do it)|book it|do it)\b/i;
+const CORRECTION_RE = /^\W*(?:no|nope|nah|not|actually no|wait)\b/i;
+
+/** Does this user turn accept what the agent just said or proposed ("yes", "that's right", "Saturday works")? */
+export function isConfirmation(userText: string): boolean {
+  const t = userText.replace(/[’‘]/g, "'").trim();
+  return !CORRECTION_RE.test(t) && CONFIRM_RE.test(t);
+}
+
+const FILLER_WORDS = new Set(
+  (
+    'ok okay k alright all right fine thanks thank you very much so hello hi hey there mm hmm mmhmm mm-hmm uh-huh uh huh um ' +
+    'er ah oh bye goodbye good morning afternoon evening night see ya take care have a nice day great cool got it sure yeah ' +
+    'yes yep no nope right one moment second minute hold on please wait sorry pardon come again i see understood noted ' +
+    'perfect awesome wonderful lovely nice talk soon later then well anyway to you too meet congratulations congrats welcome again glad hear that correct exactly absolutely definitely indeed that\'s it\'s it is'
+  ).split(' '),
+);
+
+/** A turn or sentence with nothing to remember ("okay", "thanks", "mm-hmm", "bye"). */
+export function isFiller(text: string): boolean {
+  const words = text.toLowerCase().replace(/[’‘]/g, "'").replace(/[^a-z'\- ]+/g, ' ').split(/\s+/).filter(Boolean);
+  return words.every((w) => FILLER_WORDS.has(w) || FILLER_WORDS.has(w.replace(/-/g, '')));
+}

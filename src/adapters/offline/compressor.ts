@@ -1,0 +1,199 @@
+import { iso } from '../../core/clock.ts';
+import type { Turn } from '../../core/types.ts';
+import type { AcuDraft, CompressionInput } from '../../ports/extractor.ts';
+import { looksPast, rewriteDates, ymd } from '../../memory/dates.ts';
+import { adjacent, isConfirmation, isFiller, isQuestion, splitSentences } from './clauses.ts';
+import { rewritePronouns, thirdPerson, type Voices } from './pronouns.ts';
+import { captureName } from './text-capture.ts';
+
+/** Display names for one turn: "Rajiv Kumar" or "the user", "Asha" or "the agent". */
+interface Names {
+  user: string;
+  agent: string;
+  userKnown: boolean;
+  agentKnown: boolean;
+}
+
+const LEAD_RE = /^(?:(?:yes|yeah|yep|yup|no|nope|oh|um|uh|umm|well|so|okay|ok|sure|great|right|hi|hello|hey|done|alright|perfect)(?:\s+[A-Z][a-z]+)?\s*[,!.]?\s+)+/i;
+const YES_NO_LEAD_RE = /^(yes|yeah|yep|yup|sure|correct|right|exactly|absolutely|of course|no|nope|nah)\b[\s,.!]*/i;
+const PERSONAL_RE = /\b(i|i'm|i've|i'd|i'll|me|my|we|we're|our|us|let's)\b/i;
+const PHATIC_Q_RE = /^(?:and\s+|so\s+)?(anything else|is there anything else|how are you|how can i help|how may i help|what else|can i help you with anything else|shall we)\b/i;
+const IMPERATIVE_RE = /^(?:please\s+)?(send|call|book|email|mail|text|message|tell|give|show|schedule|share|forward|remind|cancel|reschedule|check|arrange|keep|note|add|remove|update)\b/i;
+const LOWER_STARTERS = new Set(
+  ("the a an it its it's that's there's here's what's that this there these those yes no yeah sure so and but also maybe probably perhaps booked done great good okay ok well actually " +
+    'just around about with for in on at since from what when where how which who why is are do does did can could would will please let ' +
+    'mostly only still not nothing something anything everything some any all both either neither one two three').split(' '),
+);
+const TAG_Q_RE = /^(.*?)[,\s]+(?:right|correct|is that right|is that correct|isn't it|yes|no|ok|okay|yeah)\s*\??$/i;
+const YN_Q_RE = /^(do|does|did|are|were|have|has|will|would|can|could|should)\s+you\s+(.+?)\??$/i;
+const AGENT_OFFER_RE = /^(shall|should|can|may|could)\s+(?:i|we)\s+(.+?)\??$/i;
+const TOPIC_Q_RE = /^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:your|the)\s+(.+?)\??$|^(?:what|which|how much|how many)\s+(.+?)\s+(?:do|did|would|will|are|can)\s+you\s+(?:have in mind|want|need|prefer|like|have|plan|afford|looking for)\b.*$/i;
+
+const strip = (s: string) => s.trim().replace(/[.!?]+$/, '').trim();
+const capFirst = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+function lcFirst(s: string): string {
+  const first = (/^[A-Za-z']+/.exec(s)?.[0] ?? '').toLowerCase();
+  return LOWER_STARTERS.has(first) ? s.charAt(0).toLowerCase() + s.slice(1) : s;
+}
+
+/**
+ * Stage 3 without a model: every informative sentence of a segment becomes a standalone fact:
+ * pronouns replaced by names with roles, relative dates made absolute against the turn's time,
+ * "as of <day>" appended, and an agent question merged with a bare answer ("What's your budget?"
+ * + "Around 80 lakhs" → "Rajiv Kumar (user) said the budget is around 80 lakhs, as of ...").
+ * Fillers produce nothing. Deterministic.
+ */
+export function compressSegment(input: CompressionInput): AcuDraft[] {
+  const turns = [...input.turns].filter((t) => t.role === 'user' || t.role === 'agent').sort((a, b) => a.ts - b.ts || a.seq - b.seq);
+  const segUser = input.userName ?? turns.find((t) => t.role === 'user' && t.speaker)?.speaker;
+  const segAgent = input.agentName ?? turns.find((t) => t.role === 'agent' && t.speaker)?.speaker;
+  let learned: string | undefined;
+  let learnedAgent: string | undefined;
+  const drafts: AcuDraft[] = [];
+  const consumed = new Map<string, number>();
+  const namesFor = (t: Turn): Names => {
+    const user = (t.role === 'user' ? t.speaker : undefined) ?? segUser ?? learned;
+    const agent = (t.role === 'agent' ? t.speaker : undefined) ?? segAgent ?? learnedAgent;
+    return { user: user ?? 'the user', agent: agent ?? 'the agent', userKnown: user !== undefined, agentKnown: agent !== undefined };
+  };
+  turns.forEach((t, i) => {
+    if (t.role === 'agent' && !segAgent && !learnedAgent) learnedAgent = /\b(?:[Tt]his is|[Mm]y name is|I'm|I am)\s+([A-Z][a-z]+)\b(?=\s+(?:from|with|at|calling|here)\b)/.exec(t.text)?.[1];
+    const names = namesFor(t);
+    const sentences = splitSentences(t.text).slice(consumed.get(t.turnId) ?? 0);
+    if (t.role === 'user') {
+      for (const s of sentences) {
+        if (!learned && !segUser) {
+          const intro = /\bmy name(?:'s|\s+is)\s+/i.exec(s);
+          const name = intro ? captureName(s, intro.index + intro[0].length, true, true) : null;
+          if (name) learned = name.value;
+        }
+        const intro = /^(?:(?:hi|hello|hey)\b[^,]*,\s*)?(?:my name(?:'s|\s+is)|this is|i am|i'm)\s+/i.exec(s.replace(/[’‘]/g, "'"));
+        const self = intro ? captureName(s, intro[0].length, /name/i.test(intro[0]), true) : null;
+        const text = self && strip(s).endsWith(self.value) ? `The user's name is ${self.value}` : userSentence(s, t, names);
+        if (text) drafts.push(draft(text, [t], t));
+      }
+      return;
+    }
+    const after = turns[i + 1];
+    const next = after?.role === 'user' && adjacent(t, after, input.turns) ? after : undefined;
+    const qi = sentences.findLastIndex((s) => isQuestion(s));
+    for (const [si, s] of sentences.entries()) {
+      if (si === qi || isQuestion(s) || isFiller(withoutNames(s, names))) continue;
+      drafts.push(draft(agentIntro(s, t, names) ?? statement(s, t, agentVoices(names), names, 'agent'), [t], t));
+    }
+    const answer = next ? splitSentences(next.text)[0] : undefined;
+    // "Am I speaking with Meera Shah?" answered "Yes" names the caller for the rest of the segment.
+    const asked = qi >= 0 ? /\b(?:speaking (?:with|to)|talking (?:with|to)|is this)\s+/i.exec(sentences[qi]!) : null;
+    if (asked && answer && !segUser && !learned && isConfirmation(answer)) {
+      learned = captureName(sentences[qi]!, asked.index + asked[0].length, false, true)?.value;
+    }
+    if (next && answer && qi >= 0 && dependent(answer) && !PHATIC_Q_RE.test(strip(sentences[qi]!))) {
+      const nextNames = namesFor(next);
+      drafts.push(draft(mergeAnswer(sentences[qi]!, t, answer, next, nextNames), [t, next], next));
+      consumed.set(next.turnId, 1);
+    }
+  });
+  return drafts;
+}
+
+function draft(body: string, used: Turn[], last: Turn): AcuDraft {
+  const interrupted = used.some((t) => t.role === 'agent' && t.interrupted) ? ' (interrupted)' : '';
+  return { text: `${capFirst(strip(body))}${interrupted}, as of ${ymd(last.ts)}.`, turnRefs: used.map((t) => t.turnId), validAt: iso(last.ts) };
+}
+
+const userVoices = (n: Names): Voices => ({ speaker: n.user, listener: n.agent, speakerGroup: `${n.user} and family` });
+const agentVoices = (n: Names): Voices => ({ speaker: n.agent, listener: n.user, speakerGroup: `${n.agent}'s team` });
+const tag = (name: string, known: boolean, role: string) => (known ? `${name} (${role})` : name);
+
+function withoutNames(s: string, n: Names): string {
+  let out = s;
+  for (const name of [n.user, n.agent]) for (const part of name.split(/\s+/)) if (part.length > 1) out = out.replace(new RegExp(`\\b${part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'gi'), ' ');
+  return out;
+}
+
+/** One user sentence as an ACU body, or null for filler. */
+function userSentence(s: string, t: Turn, names: Names): string | null {
+  if (isFiller(withoutNames(s, names))) return null;
+  return statement(s, t, userVoices(names), names, 'user');
+}
+
+/** A sentence rewritten in the third person with absolute dates, led by its speaker and role. */
+function statement(s: string, t: Turn, voices: Voices, names: Names, role: 'user' | 'agent'): string {
+  const lead = LEAD_RE.exec(s)?.[0].length ?? 0;
+  const core = s.slice(lead).trim() || s;
+  const body = strip(rewritePronouns(rewriteDates(core, t.ts, { past: looksPast(core) }), voices));
+  const speaker = role === 'user' ? names.user : names.agent;
+  const known = role === 'user' ? names.userKnown : names.agentKnown;
+  const who = tag(speaker, known, role);
+  if (isQuestion(core)) return `${who} asked "${capFirst(body)}?"`;
+  if (IMPERATIVE_RE.test(core)) {
+    const other = role === 'user' ? names.agent : names.user;
+    return `${who} asked ${other} to ${lcFirst(body.replace(/^please\s+/i, ''))}`;
+  }
+  // The sentence already names its speaker ("Rajiv Kumar's budget is ..."): tag that mention
+  // rather than repeat the name in a "said" prefix (repeated names drown the fact in search).
+  const at = new RegExp(`\\b${speaker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').exec(body)?.index ?? -1;
+  // An agent's sentence keeps its "said" unless it opens with the agent: who said it matters there.
+  if (at < 0 || (role === 'agent' && at > 0)) return `${who} said ${lcFirst(body)}`;
+  if (!known) return body;
+  const end = at + speaker.length + (body.startsWith("'s", at + speaker.length) ? 2 : 0);
+  return `${body.slice(0, end)} (${role})${body.slice(end)}`;
+}
+
+/** "Hello, this is Asha from Prestige Homes" → "Asha (agent) is from Prestige Homes". */
+function agentIntro(s: string, t: Turn, n: Names): string | null {
+  const m = /^(?:(?:[Hh]i|[Hh]ello|[Hh]ey|[Gg]ood (?:morning|afternoon|evening))\b[^,]*,\s*)?(?:[Tt]his is|[Ii]t's|I'm|I am|[Mm]y name is)?\s*([A-Z][a-z]+)(?:\s+again)?,?\s+(?:from|with|at|calling from)\s+(.+?)[.!]?$/.exec(s.trim());
+  if (!m || !n.agentKnown || !n.agent.toLowerCase().startsWith(m[1]!.toLowerCase())) return null;
+  return `${tag(n.agent, true, 'agent')} is from ${strip(rewritePronouns(rewriteDates(m[2]!, t.ts), agentVoices(n)))}`;
+}
+
+/** Is this answer meaningless without the question ("yes", "around 80 lakhs", "it was nice")? */
+function dependent(answer: string): boolean {
+  const a = answer.trim();
+  const yn = YES_NO_LEAD_RE.exec(a);
+  if (yn) {
+    const rest = a.slice(yn[0].length);
+    return rest.split(/\s+/).filter(Boolean).length < 4 || !PERSONAL_RE.test(rest);
+  }
+  if (/^(it|it's|that|that's|this|they|there|those|these|he|she)\b/i.test(a)) return true;
+  return a.split(/\s+/).length <= 8 && !PERSONAL_RE.test(a);
+}
+
+/** The agent's question and the caller's bare answer as one fact. */
+function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, n: Names): string {
+  const user = tag(n.user, n.userKnown, 'user');
+  const agent = tag(n.agent, n.agentKnown, 'agent');
+  const qCore = strip(q.replace(/^(?:(?:so|and|okay|ok|great|alright|also|now|just to confirm|to confirm)[,\s]+)+/i, ''));
+  const qText = (s: string) => strip(rewritePronouns(rewriteDates(s, qt.ts), agentVoices(n)));
+  const yn = YES_NO_LEAD_RE.exec(a.trim());
+  const polarity = isConfirmation(a) ? true : yn && /^(no|nope|nah)/i.test(yn[1]!) ? false : null;
+  const extraRaw = yn ? strip(a.trim().slice(yn[0].length)) : '';
+  const extra = extraRaw && !isFiller(extraRaw) && !isConfirmation(extraRaw) ? ` (${lcFirst(strip(rewritePronouns(rewriteDates(extraRaw, at.ts), userVoices(n))))})` : '';
+  const answerText = lcFirst(strip(rewritePronouns(rewriteDates(a.trim(), at.ts), userVoices(n))));
+  const offer = AGENT_OFFER_RE.exec(qCore);
+  if (offer && polarity !== null) {
+    const rest = qText(offer[2]!);
+    return polarity ? `${user} agreed that ${n.agent} will ${rest}${extra}` : `${user} declined: ${n.agent} will not ${rest}${extra}`;
+  }
+  const yesNo = YN_Q_RE.exec(qCore);
+  if (yesNo && polarity !== null) {
+    const aux = yesNo[1]!.toLowerCase();
+    const rest = qText(yesNo[2]!).replace(/^(?:still\s+)?/, '');
+    const [verb, ...tail] = rest.split(/\s+/);
+    const tailText = tail.join(' ').replace(/\bany\s+/i, polarity ? '' : 'any ');
+    let body: string;
+    if (aux === 'do' || aux === 'does') body = polarity ? `${thirdPerson(verb ?? '')} ${tailText}` : `does not ${rest}`;
+    else if (aux === 'are' || aux === 'were') body = `${aux === 'are' ? 'is' : 'was'}${polarity ? '' : ' not'} ${rest}`;
+    else if (aux === 'have' || aux === 'has') body = `has${polarity ? '' : ' not'} ${rest}`;
+    else body = `${aux}${polarity ? '' : ' not'} ${rest}`;
+    return `${user} ${body.trim()}${extra}`;
+  }
+  const tagQ = TAG_Q_RE.exec(qCore);
+  if (tagQ && polarity !== null) {
+    const claim = qText(tagQ[1]!);
+    return polarity ? `${user} confirmed that ${lcFirst(claim)}${extra}` : `${user} said it is not true that ${lcFirst(claim)}${extra}`;
+  }
+  const topic = TOPIC_Q_RE.exec(qCore);
+  if (topic && polarity === null) return `${user} said the ${strip(topic[1] ?? topic[2]!)} is ${answerText}`;
+  return `${agent} asked "${capFirst(qText(qCore))}?" and ${user} answered "${answerText}"`;
+}

@@ -1,0 +1,248 @@
+import type { FieldDef } from '../../core/schema.ts';
+import type { FactSource, FactValue } from '../../core/types.ts';
+import { currencyMentioned } from '../../memory/money.ts';
+import { isMoney } from '../../memory/values.ts';
+import { splitClauses, splitSentences, type Clause } from './clauses.ts';
+import { findCues, type CompiledField, type CueHit } from './field-cues.ts';
+import { answerPhrase, captureAfter, captureName, findDosages, findEmails, findPhones, selfIntroduction, type Capture } from './text-capture.ts';
+import { answerPolarity, sentencePolarity, changeDate, dateCandidates, enumCandidates, moneyCandidates, numberCandidates, type Candidate } from './value-finders.ts';
+
+/** How a value was tied to its field: a cue in the clause, the agent's question, or nothing. */
+type Link = 'strong' | 'question' | 'weak' | 'none';
+
+/** A fact read from one turn, before qualifiers and cross-turn bookkeeping. */
+export interface TurnFact {
+  field: FieldDef;
+  value: FactValue;
+  source: FactSource;
+  validFrom?: string;
+  /** Clause index and character position: the later mention of a field in a turn wins. */
+  order: number;
+  /** Describes a former state ("my budget was 50 lakhs"): loses to a present mention in the same turn. */
+  former: boolean;
+  /** The value came from the answer to the agent's question (its turn is evidence too). */
+  viaQuestion: boolean;
+}
+
+/** What one turn is read with. */
+export interface TurnReading {
+  fields: readonly CompiledField[];
+  /** Normalised text (see normalizeSpeech). */
+  text: string;
+  ts: number;
+  /** `user`: the caller speaking. `agent`: an agent turn the caller confirmed (second person = the caller). */
+  perspective: 'user' | 'agent';
+  /** Fields the agent's preceding question asked about (user perspective only). */
+  askedFields: ReadonlySet<string>;
+  lowAsr: boolean;
+  /** Currency the conversation last named, for amounts said bare ("goes up to 27,000"). */
+  currency?: string;
+}
+
+const MAX_CUE_DISTANCE = 60;
+const NEGATED_CUE_RE = /\b(?:not|no longer|never|stopped|quit|gave up|don't|doesn't|didn't|isn't|wasn't|aren't|not even)\s+(?:\w+\s+)?$/i;
+
+function distance(c: Candidate, hits: readonly CueHit[]): { d: number; hit: CueHit } | null {
+  let best: { d: number; hit: CueHit } | null = null;
+  for (const h of hits) {
+    const d = c.start >= h.end ? c.start - h.end : c.end <= h.start ? (h.start - c.end) * 1.5 : 0;
+    if (d <= MAX_CUE_DISTANCE && (best === null || d < best.d || (d === best.d && h.strength === 'strong'))) best = { d, hit: h };
+  }
+  return best;
+}
+
+/** Facts of every schema field in one turn. */
+export function readTurn(r: TurnReading): TurnFact[] {
+  const out: TurnFact[] = [];
+  const clauses = splitClauses(r.text, r.perspective);
+  const firstSentence = splitSentences(r.text)[0] ?? '';
+  let carry = new Set<string>();
+  let carrySentence = -1;
+  clauses.forEach((clause, ci) => {
+    const answerClause = ci === 0 || firstSentence.includes(clause.text);
+    const cues = new Map(r.fields.map((cf) => [cf.field.name, findCues(cf, clause.text)]));
+    const emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[]) => {
+      const f = cf.field;
+      if (r.perspective === 'agent' && link !== 'strong') return;
+      let source: FactSource = link === 'strong' || link === 'question' ? 'explicit' : 'inferred';
+      const hedged = clause.hedgeAt >= 0 && clause.hedgeAt <= pos;
+      if (hedged || r.lowAsr || (clause.question && r.perspective === 'user')) source = 'inferred';
+      if (r.perspective === 'agent') source = 'confirmed';
+      const fact: TurnFact = { field: f, value, source, order: ci * 10_000 + pos, former: clause.former, viaQuestion: link === 'question' };
+      if (f.type !== 'date' && f.type !== 'datetime') {
+        const when = changeDate(clause.text, r.ts, clause.past, used);
+        if (when) fact.validFrom = `${when.date}T${String(when.time?.h ?? 0).padStart(2, '0')}:${String(when.time?.m ?? 0).padStart(2, '0')}:00.000Z`;
+      }
+      out.push(fact);
+    };
+    const none = (cf: CompiledField) => (cues.get(cf.field.name)?.length ?? 0) === 0;
+    const asked = (cf: CompiledField) => answerClause && r.askedFields.has(cf.field.name) && none(cf);
+    // "My budget was 50 lakhs but now it's 80": the cue of a clause carries to the rest of its sentence.
+    if (carrySentence !== clause.sentenceIndex) carry = new Set();
+    carrySentence = clause.sentenceIndex;
+    const carried = (cf: CompiledField) => carry.has(cf.field.name) && none(cf);
+    readTyped(r, clause, cues, asked, carried, emit);
+    for (const [name, hits] of cues) if (hits.some((h) => h.strength === 'strong')) carry.add(name);
+    for (const cf of r.fields) if (cf.field.type === 'string') readString(r, clause, cf, cues.get(cf.field.name) ?? [], asked(cf), emit);
+  });
+  return out;
+}
+
+type Emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[]) => void;
+
+/** Money, numbers, dates and enums: each value goes to the field whose cue is nearest. */
+function readTyped(
+  r: TurnReading,
+  clause: Clause,
+  cues: Map<string, CueHit[]>,
+  asked: (cf: CompiledField) => boolean,
+  carried: (cf: CompiledField) => boolean,
+  emit: Emit,
+): void {
+  const text = clause.text;
+  const money = moneyCandidates(text, 'USD');
+  const datesAll = dateCandidates(text, r.ts, clause.past, true);
+  const masked = [...money.filter((m) => m.marked), ...datesAll];
+  const cands = (cf: CompiledField): Candidate[] => {
+    switch (cf.field.type) {
+      case 'money':
+        return moneyCandidates(text, currencyMentioned(`${cf.field.description} ${(cf.field.hints ?? []).join(' ')}`) ?? r.currency ?? 'USD');
+      case 'date':
+        return dateCandidates(text, r.ts, clause.past, false);
+      case 'datetime':
+        return datesAll;
+      case 'number': {
+        const own = cues.get(cf.field.name) ?? [];
+        return numberCandidates(text, masked).filter((n) => !own.some((h) => n.start < h.end && h.start < n.end));
+      }
+      case 'enum':
+        return enumCandidates(cf, text);
+      default:
+        return [];
+    }
+  };
+  const typed = r.fields.filter((cf) => ['money', 'date', 'datetime', 'number', 'enum'].includes(cf.field.type));
+  const perField = new Map(typed.map((cf) => [cf.field.name, cands(cf)]));
+  // Each span is claimed by the field with the nearest cue (money spans are shared by all money fields).
+  const claims = new Map<string, { field: string; d: number }>();
+  for (const cf of typed) {
+    for (const c of perField.get(cf.field.name) ?? []) {
+      const near = distance(c, cues.get(cf.field.name) ?? []);
+      if (!near) continue;
+      const key = `${cf.field.type === 'datetime' ? 'date' : cf.field.type}:${c.start}`;
+      const prev = claims.get(key);
+      if (!prev || near.d < prev.d) claims.set(key, { field: cf.field.name, d: near.d });
+    }
+  }
+  const moneyFields = typed.filter((cf) => cf.field.type === 'money');
+  for (const cf of typed) {
+    const name = cf.field.name;
+    const list = perField.get(name) ?? [];
+    const hits = cues.get(name) ?? [];
+    let best: { c: Candidate; d: number; link: Link } | null = null;
+    for (const c of list) {
+      if (isMoney(c.value) && !c.marked && c.value.amount < 100) continue;
+      const key = `${cf.field.type === 'datetime' ? 'date' : cf.field.type}:${c.start}`;
+      const near = distance(c, hits);
+      if (!near || claims.get(key)?.field !== name) continue;
+      if (cf.field.type === 'money' && !c.marked && near.d > 25) continue;
+      const link: Link = near.hit.strength === 'strong' ? 'strong' : 'weak';
+      if (!best || near.d < best.d) best = { c, d: near.d, link };
+    }
+    if (!best && hits.length === 0) {
+      const free = list.filter((c) => c.marked && !claims.has(`${cf.field.type === 'datetime' ? 'date' : cf.field.type}:${c.start}`));
+      // A bare "90" answering "How much can you spend?" lacks its unit (90 lakhs?); "27,000" does not.
+      const bare = list.find((c) => isMoney(c.value) && c.value.amount >= 1000);
+      const answer = free[0] ?? (cf.field.type === 'money' ? bare : list[0]);
+      if (asked(cf) && answer) best = { c: answer, d: 0, link: 'question' };
+      else if (carried(cf) && free[0]) best = { c: free[0], d: 0, link: 'strong' };
+      // The only money field takes an uncued marked amount said by the caller, as a guess.
+      else if (cf.field.type === 'money' && moneyFields.length === 1 && free[0] && clause.personal) best = { c: free[0], d: 0, link: 'none' };
+      else if (cf.field.type === 'enum' && free[0] && clause.personal) best = { c: free[0], d: 0, link: 'none' };
+    }
+    if (best) emit(cf, best.c.value, best.link, best.c.start, [best.c]);
+  }
+  // A caller asking "are pets allowed?" says nothing about their own pets.
+  const booleans = clause.question && r.perspective === 'user' ? [] : r.fields.filter((f) => f.field.type === 'boolean');
+  for (const cf of booleans) {
+    const hits = cues.get(cf.field.name) ?? [];
+    const hit = hits.find((h) => h.strength === 'strong') ?? hits[0];
+    // Polarity is read over the whole sentence: "No pets, but my wife's cat visits" is a no.
+    if (hit && !carried(cf)) emit(cf, sentencePolarity(clause.sentence), hit.strength === 'strong' ? 'strong' : 'weak', hit.start, []);
+    else if (asked(cf)) {
+      const yes = answerPolarity(text);
+      if (yes !== null) emit(cf, yes, 'question', 0, []);
+    }
+  }
+}
+
+/** String fields: a capture after a cue, a pattern (email, phone, dose), or the answer to the agent's question. */
+function readString(r: TurnReading, clause: Clause, cf: CompiledField, hits: readonly CueHit[], asked: boolean, emit: Emit): void {
+  const text = clause.text;
+  const kind = cf.kind ?? 'text';
+  const patterned = kind === 'email' ? findEmails(text) : kind === 'phone' ? findPhones(text) : kind === 'dosage' ? findDosages(text) : null;
+  if (patterned) {
+    const first = patterned[0];
+    // A pattern this specific needs no cue to be explicit when the caller gives it about themselves.
+    const link: Link = hits.length > 0 ? 'strong' : asked ? 'question' : clause.personal ? 'strong' : 'none';
+    if (first) emit(cf, first.value, link, first.start, []);
+    return;
+  }
+  let got: { cap: Capture; link: Link } | null = null;
+  if (r.perspective === 'agent' && kind === 'self-name') {
+    // "Am I speaking with Daniel Okafor?" confirmed by "Yes, speaking."
+    const ask = /\b(?:speaking (?:with|to)|talking (?:with|to)|is this|is that)\s+/i.exec(text);
+    const cap = ask ? captureName(text, ask.index + ask[0].length, false, true) : null;
+    if (cap) got = { cap, link: 'strong' };
+  }
+  for (const h of got ? [] : hits) {
+    // "I stopped taking ibuprofen", "I'm not on anything": a negated cue names nothing current.
+    if (NEGATED_CUE_RE.test(text.slice(Math.max(0, h.start - 16), h.start))) continue;
+    if (r.perspective === 'agent' && kind === 'self-name' && !/\byour\s+(?:full\s+)?name\b/i.test(text)) break;
+    let cap: Capture | null;
+    if (kind === 'self-name' || kind === 'person-name') cap = captureName(text, h.end, !h.proper, kind === 'self-name');
+    else if (kind === 'text') cap = textAfter(text, h, r.ts);
+    else cap = captureAfter(text, h.end, kind, h.proper || kind === 'place' || kind === 'employer', r.ts);
+    if (cap) {
+      got = { cap, link: h.strength === 'strong' ? 'strong' : 'weak' };
+      break;
+    }
+  }
+  if (!got && kind === 'self-name' && r.perspective === 'user') {
+    const intro = selfIntroduction(text);
+    if (intro) got = { cap: intro, link: 'strong' };
+  }
+  if (!got && asked) {
+    const cap = answerPhrase(text, kind, r.ts);
+    if (cap) got = { cap, link: 'question' };
+  }
+  if (got) emit(cf, got.cap.value, got.link, got.cap.start, []);
+}
+
+/**
+ * Free text after a cue when the cue introduces it ("feeling dizzy", "symptom is a cough"),
+ * else the cue itself with its modifiers ("my knee pain" → "knee pain"). Captures that are
+ * numbers or degree words ("about a 6", "much better") are no value of a text field.
+ */
+function textAfter(text: string, h: CueHit, refTs: number): Capture | null {
+  const cue = text.slice(h.start, h.end);
+  const introduces = /(?:ing|ed|\bon|\bin|\bat|\bfor|\bto|\bfrom|\bas|\bof|\bis|\bwith|\bare|'s)$/i.test(cue) || /^\s*(?:is|are|was|were|'s|:)\s/i.test(text.slice(h.end));
+  let cap = introduces ? captureAfter(text, h.end, 'text', false, refTs) : null;
+  if (cap && /\d|^(?:about|around|roughly|approximately|like|maybe|probably|just|only|very|really|so|too|quite|pretty|a bit|much|better|worse|fine|good|okay|ok|great|bad)\b/i.test(cap.value)) cap = null;
+  return cap ?? (h.strength === 'strong' ? cueAsValue(text, h) : null);
+}
+
+/** A cue that is itself the value ("I have a bad headache" → "bad headache"), with up to two words before it. */
+function cueAsValue(text: string, h: CueHit): Capture | null {
+  const cue = text.slice(h.start, h.end);
+  if (/\b(is|are|at|in|on|of|for|to|my|me|i|i'm|am|feeling|been|taking|have)$/i.test(cue)) return null;
+  const before = text.slice(0, h.start).trimEnd().split(/\s+/).slice(-2);
+  const mods: string[] = [];
+  for (let i = before.length - 1; i >= 0; i--) {
+    const w = before[i]!.replace(/[^a-z-]/gi, '');
+    if (!w || w !== before[i] || /^(a|an|the|my|i|have|has|had|got|some|any|no|and|with|of|is|am|i'm|been|feel|feeling|this|that|it)$/i.test(w)) break;
+    mods.unshift(w);
+  }
+  const start = mods.length ? text.lastIndexOf(mods[0]!, h.start) : h.start;
+  return { value: [...mods, cue].join(' '), start, end: h.end };
+}
