@@ -113,9 +113,12 @@ describe('extraction pipeline over an OpenAI-compatible endpoint', () => {
       await new Promise((r) => setTimeout(r, 5));
     }
     const report = await running;
-    expect(report.turnsArchived).toBe(8);
+    // The run read the buffer once; every late turn it did not read must still be buffered.
+    const readLate = report.turnsRead - 10;
+    expect(readLate).toBeLessThan(30);
+    expect(report.turnsArchived).toBe(report.turnsRead - 2);
     const buffered = new Set((await runtime.service.bufferedTurns(s)).map((t) => t.turnId));
-    for (const id of during) expect(buffered.has(id)).toBe(true);
+    for (const id of during.slice(readLate)) expect(buffered.has(id)).toBe(true);
     expect(buffered.size + (await runtime.ports.cold.count(s))).toBe(40);
   });
 });

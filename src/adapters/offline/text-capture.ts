@@ -37,10 +37,11 @@ const bare = (w: string) => w.replace(/^["'(]+|[)"',.;:!?]+$/g, '');
  * hurry" is not a location. Addresses may run over commas ("12 MG Road, Indiranagar").
  */
 export function captureAfter(text: string, from: number, kind: StringKind, proper: boolean, refTs: number): Capture | null {
-  let pos = from + (LEAD_RE.exec(text.slice(from))?.[0].length ?? 0);
-  const det = DETERMINER_RE.exec(text.slice(pos));
+  let pos = from + (LEAD_RE.exec(text.slice(from, from + 80))?.[0].length ?? 0);
+  const det = DETERMINER_RE.exec(text.slice(pos, pos + 12));
   if (det && kind !== 'self-name') pos += det[0].length;
-  const rest = text.slice(pos);
+  // A capture is at most ten words: look no further (and keep long turns linear).
+  const rest = text.slice(pos, pos + 240);
   const stops = [...findDates(rest, refTs), ...findTimes(rest), ...findMoney(rest).filter((m) => m.marked)].map((d) => d.start);
   const upper = kind === 'address' ? /^[A-Z0-9]/ : /^[A-Z]/;
   const words: string[] = [];
@@ -72,7 +73,7 @@ export function captureAfter(text: string, from: number, kind: StringKind, prope
   const value = first < 0 ? '' : text.slice(first, end).replace(/[\s,;:]+$/, '').trim();
   if (!value || NON_NAMES.has(value.toLowerCase()) || (proper && !words.some((w) => upper.test(w) && !NON_NAMES.has(w.toLowerCase())))) return null;
   if (/^\d+(\.\d+)?$/.test(value) && kind !== 'address') return null;
-  if (kind === 'place' && !plausiblePlace(words, text.slice(end))) return null;
+  if (kind === 'place' && !plausiblePlace(words, text.slice(end, end + 40))) return null;
   return { value, start: pos, end };
 }
 
@@ -94,8 +95,8 @@ function plausiblePlace(words: readonly string[], after: string): boolean {
  * so "I'm looking" is never a name.
  */
 export function captureName(text: string, from: number, strong: boolean, self: boolean): Capture | null {
-  const pos = from + (LEAD_RE.exec(text.slice(from))?.[0].length ?? 0);
-  const rest = text.slice(pos);
+  const pos = from + (LEAD_RE.exec(text.slice(from, from + 80))?.[0].length ?? 0);
+  const rest = text.slice(pos, pos + 120);
   const words: string[] = [];
   let end = pos;
   for (const m of rest.matchAll(/\S+/g)) {
