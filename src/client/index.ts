@@ -1,4 +1,4 @@
-/** memgate's TypeScript client (Node, over the `ws` package): see docs/gateway.md. */
+/** memgate's TypeScript client (Node, over the `ws` package): see the README section "Gateway: auth, events, client". */
 export { MemgateClient } from './memgate-client.ts';
 export { MemgateError } from '../core/errors.ts';
 export type { ErrorCode } from '../core/errors.ts';
