@@ -169,5 +169,9 @@ export function valuesEqual(a: FactValue, b: FactValue): boolean {
 export function formatValue(v: FactValue): string {
   if (isMoney(v)) return formatMoney(v);
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  // A normalised datetime reads better to a model and a person without milliseconds and 'T'.
+  if (typeof v === 'string' && ISO_DATETIME.test(v)) return v.slice(0, 10) + ' ' + v.slice(11, 16) + ' UTC';
   return String(v);
 }
+
+const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z$/;
