@@ -1,0 +1,81 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultConfig } from '../../src/config/schema.ts';
+import { silentLogger } from '../../src/core/logger.ts';
+import type { Scope } from '../../src/core/types.ts';
+import { createRuntime, type Runtime } from '../../src/wiring.ts';
+
+// A crash between the index writes and the hot-document commit must leave a
+// state that the retried job completes without duplicating anything.
+let runtime: Runtime;
+const scope: Scope = { tenantId: 't', agentId: 'real-estate', userId: 'rajiv' };
+const turns = [
+  ['agent', 'Hello, who am I speaking with?'],
+  ['user', 'My name is Rajiv Kumar.'],
+  ['agent', 'What budget do you have in mind?'],
+  ['user', 'My budget is around 50 lakhs.'],
+  ['agent', 'Have you applied for a loan?'],
+  ['user', 'Yes, I applied for a loan with HDFC last week.'],
+  ['agent', 'Where would you like to buy?'],
+  ['user', "I'm looking for a 3 BHK flat near Whitefield."],
+  ['agent', 'Great, I will send options.'],
+  ['user', 'Thanks, bye.'],
+] as const;
+
+beforeEach(async () => {
+  runtime = await createRuntime(defaultConfig({ sqlite: { path: ':memory:' }, memory: { minKeptTurns: 2, maxKeptTurns: 2 }, log: { level: 'silent' } }), { logger: silentLogger });
+  await runtime.service.startSession(scope, 'call-1');
+  for (const [i, [role, text]] of turns.entries()) {
+    await runtime.service.appendTurn(scope, 'call-1', { role, text, turnId: `t${i}`, ts: Date.parse('2026-01-05T10:00:00Z') + i * 5000 });
+  }
+});
+afterEach(() => runtime.close());
+
+async function snapshot() {
+  const doc = await runtime.ports.documents.getHot(scope);
+  return {
+    entities: (doc?.entities ?? []).map((e) => ({ ...e, recordedAt: '' })),
+    acus: await runtime.ports.acus.count(scope),
+    cold: await runtime.ports.cold.count(scope),
+    buffered: (await runtime.service.bufferedTurns(scope)).map((t) => t.turnId),
+    archivedCounter: doc?.counters.turnsArchived ?? 0,
+  };
+}
+
+describe('extraction commit idempotency', () => {
+  it('a job that died before its commit is redone without duplicating ACUs, cold turns or facts', async () => {
+    const documents = runtime.ports.documents;
+    const realCommit = documents.commitHot.bind(documents);
+    let failures = 1;
+    documents.commitHot = async (doc, expected) => {
+      if (failures-- > 0) throw new Error('worker killed before commit');
+      return realCommit(doc, expected);
+    };
+    await expect(runtime.service.flush(scope)).rejects.toThrow(/killed/);
+    const afterCrash = await snapshot();
+    expect(afterCrash.buffered).toHaveLength(10); // nothing left the buffer without a commit
+    expect(afterCrash.entities).toEqual([]);
+    expect(afterCrash.acus).toBeGreaterThan(0); // the crash happened after the index writes
+
+    const report = await runtime.service.flush(scope);
+    expect(report.ran).toBe(true);
+    const done = await snapshot();
+    expect(done.acus).toBe(afterCrash.acus);
+    expect(done.cold).toBe(8);
+    expect(done.archivedCounter).toBe(8);
+    expect(done.buffered).toEqual(['t8', 't9']);
+    expect(done.entities.map((e) => e.key).sort()).toEqual(['budget', 'bedrooms', 'full_name', 'loan_status', 'preferred_location'].sort());
+  });
+
+  it('running the same job again changes no fact and adds no ACU', async () => {
+    await runtime.service.flush(scope);
+    const first = await snapshot();
+    const again = await runtime.service.flush(scope);
+    const second = await snapshot();
+    expect(again.entitiesInserted).toBe(0);
+    expect(again.entitiesSuperseded).toBe(0);
+    expect(again.acusIndexed).toBe(0);
+    expect(second.entities).toEqual(first.entities);
+    expect(second.acus).toBe(first.acus);
+    expect(second.cold).toBe(first.cold);
+  });
+});
