@@ -85,7 +85,7 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
   const events = a.events === 'nats' ? new natsMod!.NatsEventBus(nc!, config.nats.subjectPrefix) : new memory.InProcessEventBus();
   const bus =
     a.bus === 'nats'
-      ? await natsMod!.JetStreamJobBus.create(nc!, { stream: config.nats.stream, subjectPrefix: config.nats.subjectPrefix, maxDeliver: config.worker.maxDeliver, logger })
+      ? await natsMod!.JetStreamJobBus.create(nc!, { stream: config.nats.stream, subjectPrefix: config.nats.subjectPrefix, ackWaitMs: config.nats.ackWaitMs, maxDeliver: config.worker.maxDeliver, logger })
       : new memory.InProcessJobBus({ logger });
   closers.push(() => bus.close());
 

@@ -17,6 +17,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_NATS_URL: 'nats.servers',
   MEMGATE_NATS_STREAM: 'nats.stream',
   MEMGATE_NATS_PREFIX: 'nats.subjectPrefix',
+  MEMGATE_NATS_ACK_WAIT_MS: 'nats.ackWaitMs',
   MEMGATE_MONGO_URL: 'mongo.url',
   MEMGATE_MONGO_DB: 'mongo.db',
   MEMGATE_QDRANT_URL: 'qdrant.url',

@@ -84,6 +84,8 @@ export const configSchema = z.strictObject({
       servers: z.string().default('nats://127.0.0.1:4222'),
       stream: z.string().default('MEMGATE_JOBS'),
       subjectPrefix: z.string().default('memgate'),
+      /** Unacked time before a dead worker's job is redelivered; live workers heartbeat every third of it. */
+      ackWaitMs: z.int().min(1000).default(30_000),
     })
     .prefault({}),
   mongo: z.strictObject({ url: z.string().default('mongodb://127.0.0.1:27017'), db: z.string().default('memgate') }).prefault({}),

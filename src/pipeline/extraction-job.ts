@@ -4,7 +4,7 @@ import { MemgateError } from '../core/errors.ts';
 import { stableHash } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ExtractionSchema } from '../core/schema.ts';
-import type { FactValue, HotDocument, Scope } from '../core/types.ts';
+import type { FactValue, HotDocument, Scope, Turn } from '../core/types.ts';
 import type { MemoryConfig } from '../config/schema.ts';
 import type { Ports } from '../ports/index.ts';
 import { applyFacts, type ResolvedFact } from '../memory/supersession.ts';
@@ -59,9 +59,14 @@ export async function runExtraction(deps: ExtractionDeps, scope: Scope): Promise
 async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Promise<boolean>): Promise<ExtractionReport> {
   const { ports, memory, clock } = deps;
   const started = clock.now();
-  const turns = await ports.buffer.list(scope);
+  const [listed, stored] = await Promise.all([ports.buffer.list(scope), ports.documents.getHot(scope)]);
+  const doc = stored ?? emptyHotDocument(scope, started);
+  const leftover = committedWindowLeftovers(listed, doc.recent);
+  // The last committed run died before removing its window: finish that removal, never commit it twice.
+  if (leftover.length > 0) await ports.buffer.remove(scope, leftover);
+  const gone = new Set(leftover);
+  const turns = gone.size > 0 ? listed.filter((t) => !gone.has(t.turnId)) : listed;
   if (turns.length === 0) return skipped('empty');
-  const doc = (await ports.documents.getHot(scope)) ?? emptyHotDocument(scope, started);
   const schema = await deps.schemaFor(scope.tenantId, scope.agentId);
   const { kept, window } = smartKeep(turns, { minKeptTurns: memory.minKeptTurns, maxKeptTurns: memory.maxKeptTurns, weights: memory.smartKeep });
   ports.events.publish({ type: 'extraction.started', ...scopeFields(scope), at: started, data: { turns: turns.length, window: window.length, kept: kept.length } });
@@ -129,6 +134,23 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
   ports.events.publish({ type: 'extraction.finished', ...scopeFields(scope), at: finished, data: { ...report } });
   deps.logger.info('extraction committed', { ...scopeFields(scope), ...report });
   return report;
+}
+
+/**
+ * Turn ids the last committed run archived and counted but that are still buffered (it crashed, or
+ * the buffer failed, between the hot-document commit and the removal). That run kept exactly
+ * `recent` and read every turn up to its newest kept one (seqs only grow; a turn is visible once its
+ * seq exists), so a buffered turn at or below that seq and not in `recent` was in its window. Only
+ * while every kept turn is still buffered under its seq: a buffer that lost its data and restarted
+ * its seqs must never have new turns mistaken for archived ones.
+ */
+export function committedWindowLeftovers(buffered: readonly Turn[], recent: readonly Turn[]): string[] {
+  if (recent.length === 0) return [];
+  const seqOf = new Map(buffered.map((t) => [t.turnId, t.seq]));
+  if (!recent.every((t) => seqOf.get(t.turnId) === t.seq)) return [];
+  const keptIds = new Set(recent.map((t) => t.turnId));
+  const lastReadSeq = Math.max(...recent.map((t) => t.seq));
+  return buffered.filter((t) => t.seq <= lastReadSeq && !keptIds.has(t.turnId)).map((t) => t.turnId);
 }
 
 /**

@@ -97,9 +97,12 @@ const migrated = new WeakSet<Database>();
 /** Create every adapter's tables on `db` (once per connection; later calls are free). */
 export function migrate(db: Database): void {
   if (migrated.has(db)) return;
+  // IMMEDIATE: take the write lock up front, waiting out busy_timeout. A deferred transaction that
+  // reads the schema and then writes fails at once ("database is locked") when another process
+  // (gateway, worker) committed in between, so opening a shared file while it is written would fail.
   db.transaction(() => {
     for (const ddl of Object.values(MIGRATIONS)) db.exec(ddl);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  })();
+  }).immediate();
   migrated.add(db);
 }
