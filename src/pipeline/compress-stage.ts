@@ -38,8 +38,8 @@ export function acuIdOf(scope: Scope, contentHash: string): string {
 /**
  * Stage 3: segments compressed in parallel, ACUs embedded in one batch, then
  * near-duplicates suppressed (cosine ≥ threshold against the index and against
- * earlier ACUs of the same window). An ACU already indexed under its own id is
- * not "new" either: that is what makes a retried window idempotent.
+ * earlier ACUs of the same window). Ids are deterministic, so a retried window
+ * upserts the same points rather than adding new ones.
  */
 export async function compressWindow(deps: CompressDeps, scope: Scope, window: readonly Turn[], opts: { segmentTurns: number; dedupThreshold: number; now: number; knownProfile: Readonly<Record<string, FactValue>> }): Promise<CompressOutcome> {
   if (window.length === 0) return { acus: [], suppressed: 0 };
@@ -62,7 +62,9 @@ export async function compressWindow(deps: CompressDeps, scope: Scope, window: r
       continue;
     }
     const [nearest] = await deps.acus.search(scope, embedding, 1);
-    if (nearest && nearest.score >= opts.dedupThreshold) {
+    // Its own id means an earlier attempt of this window indexed it and died before the
+    // commit: keep it (the upsert is a no-op) so the committed counters stay true.
+    if (nearest && nearest.acu.id !== id && nearest.score >= opts.dedupThreshold) {
       suppressed++;
       continue;
     }

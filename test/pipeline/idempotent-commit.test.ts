@@ -60,6 +60,8 @@ describe('extraction commit idempotency', () => {
     expect(report.ran).toBe(true);
     const done = await snapshot();
     expect(done.acus).toBe(afterCrash.acus);
+    expect(report.acusIndexed).toBe(done.acus); // counted once, by the run that committed
+    expect(report.acusSuppressed).toBe(0);
     expect(done.cold).toBe(8);
     expect(done.archivedCounter).toBe(8);
     expect(done.buffered).toEqual(['t8', 't9']);
