@@ -9,26 +9,31 @@ export function prepareAcuStatements(db: Database) {
   return {
     // The WHERE on the update refuses to move an id to another user (a cross-user leak otherwise).
     upsert: db.prepare<unknown[], { rid: number }>(
-      `INSERT INTO acu_items (id, tenant_id, agent_id, user_id, text, embedding, turn_refs, session_id, valid_at, created_at, content_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO acu_items (id, tenant_id, agent_id, user_id, text, embedding, turn_refs, session_id, valid_at, created_at, content_hash, gen)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET text = excluded.text, embedding = excluded.embedding, turn_refs = excluded.turn_refs,
          session_id = excluded.session_id, valid_at = excluded.valid_at, created_at = excluded.created_at,
-         content_hash = excluded.content_hash
+         content_hash = excluded.content_hash, gen = excluded.gen
        WHERE tenant_id = excluded.tenant_id AND agent_id = excluded.agent_id AND user_id = excluded.user_id
        RETURNING rid`,
     ),
     ftsDelete: db.prepare<[number]>('DELETE FROM acu_fts WHERE rowid = ?'),
     ftsInsert: db.prepare<[number, string, string]>('INSERT INTO acu_fts (rowid, sk, text) VALUES (?, ?, ?)'),
-    version: db.prepare<ScopeParams, { version: number }>(
-      'SELECT version FROM acu_scopes WHERE tenant_id = ? AND agent_id = ? AND user_id = ?',
+    version: db.prepare<ScopeParams, { version: number; since: number }>(
+      'SELECT version, since FROM acu_scopes WHERE tenant_id = ? AND agent_id = ? AND user_id = ?',
     ),
     nextGeneration: db.prepare<[], { value: number }>('UPDATE acu_generation SET value = value + 1 WHERE id = 1 RETURNING value'),
-    stamp: db.prepare<[...ScopeParams, number]>(
-      `INSERT INTO acu_scopes (tenant_id, agent_id, user_id, version) VALUES (?, ?, ?, ?)
+    stamp: db.prepare<[...ScopeParams, number, number]>(
+      // `since` is the generation the user's rows started at: a forget followed by new writes
+      // changes it, which tells a cache holding the forgotten rows to reload rather than patch.
+      `INSERT INTO acu_scopes (tenant_id, agent_id, user_id, version, since) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, agent_id, user_id) DO UPDATE SET version = excluded.version`,
     ),
     vectors: db.prepare<ScopeParams, VectorRow>(
       'SELECT rid, embedding FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? ORDER BY rid',
+    ),
+    vectorsSince: db.prepare<[...ScopeParams, number], VectorRow>(
+      'SELECT rid, embedding FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND gen > ? ORDER BY rid',
     ),
     byRid: db.prepare<[number], AcuRow>('SELECT * FROM acu_items WHERE rid = ?'),
     // Column weights: the scope token scores nothing, only the text ranks.

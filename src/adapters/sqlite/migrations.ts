@@ -72,7 +72,8 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
       id TEXT NOT NULL UNIQUE,
       tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, user_id TEXT NOT NULL,
       text TEXT NOT NULL, embedding BLOB NOT NULL, turn_refs TEXT NOT NULL,
-      session_id TEXT NOT NULL, valid_at TEXT NOT NULL, created_at TEXT NOT NULL, content_hash TEXT NOT NULL
+      session_id TEXT NOT NULL, valid_at TEXT NOT NULL, created_at TEXT NOT NULL, content_hash TEXT NOT NULL,
+      gen INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS acu_items_scope ON acu_items (tenant_id, agent_id, user_id);
     -- Write generations: every ACU write takes the next global generation and stamps its user with it,
@@ -81,6 +82,7 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
     INSERT OR IGNORE INTO acu_generation (id, value) VALUES (1, 0);
     CREATE TABLE IF NOT EXISTS acu_scopes (
       tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, user_id TEXT NOT NULL, version INTEGER NOT NULL,
+      since INTEGER NOT NULL DEFAULT 0,
       PRIMARY KEY (tenant_id, agent_id, user_id)
     ) WITHOUT ROWID;
     CREATE VIRTUAL TABLE IF NOT EXISTS acu_fts USING fts5 (
@@ -90,7 +92,7 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
 };
 
 /** Bumped when a migration needs more than CREATE IF NOT EXISTS. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const migrated = new WeakSet<Database>();
 
@@ -102,7 +104,17 @@ export function migrate(db: Database): void {
   // (gateway, worker) committed in between, so opening a shared file while it is written would fail.
   db.transaction(() => {
     for (const ddl of Object.values(MIGRATIONS)) db.exec(ddl);
+    addColumnIfMissing(db, 'acu_items', 'gen', 'INTEGER NOT NULL DEFAULT 0');
+    addColumnIfMissing(db, 'acu_scopes', 'since', 'INTEGER NOT NULL DEFAULT 0');
+    // Lets a vector cache fetch only the rows written since the generation it holds.
+    db.exec('CREATE INDEX IF NOT EXISTS acu_items_gen ON acu_items (tenant_id, agent_id, user_id, gen)');
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
   migrated.add(db);
+}
+
+/** Schema version 2 added columns; files made by version 1 get them here. */
+function addColumnIfMissing(db: Database, table: string, column: string, decl: string): void {
+  const columns = db.pragma(`table_info(${table})`) as Array<{ name: string }>;
+  if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
 }

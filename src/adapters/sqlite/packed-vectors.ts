@@ -10,6 +10,9 @@ export interface VectorRow {
  * doubles), which lets an upsert patch the cache instead of forcing a reload.
  */
 export class PackedVectors {
+  /** Generation the user's rows started at (acu_scopes.since): a change means forget + rewrite, so reload. */
+  since = 0;
+
   private data: Float32Array;
   private ids: Float64Array;
   private readonly rowOf = new Map<number, number>();
