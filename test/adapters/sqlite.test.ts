@@ -1,3 +1,4 @@
+import type { AppendOutcome } from '../../src/ports/turn-buffer.ts';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,9 +79,9 @@ describe('openSqlite', () => {
 });
 
 describe('SqliteTurnBuffer (adapter-only)', () => {
-  it('append is synchronous: it returns the outcome itself, not a Promise', () => {
+  it('a lone append is synchronous: it returns the outcome itself, not a Promise', () => {
     const db = openSqlite(':memory:');
-    const out = new SqliteTurnBuffer(db).append(randomScope(), 's-1', makeTurnInput());
+    const out = new SqliteTurnBuffer(db).append(randomScope(), 's-1', makeTurnInput()) as AppendOutcome;
     db.close();
     expect(out).not.toBeInstanceOf(Promise);
     expect(typeof (out as { then?: unknown }).then).toBe('undefined');
@@ -91,9 +92,9 @@ describe('SqliteTurnBuffer (adapter-only)', () => {
     const db = openSqlite(':memory:');
     const buffer = new SqliteTurnBuffer(db);
     const scope = randomScope();
-    const first = buffer.append(scope, 's-1', makeTurnInput({ turnId: 'x', speaker: 'Asha', asrConfidence: 0.5, interrupted: false }));
+    const first = await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'x', speaker: 'Asha', asrConfidence: 0.5, interrupted: false }));
     await buffer.remove(scope, ['x']);
-    const again = buffer.append(scope, 's-1', makeTurnInput({ turnId: 'x', text: 'different' }));
+    const again = await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'x', text: 'different' }));
     db.close();
     expect(again).toEqual({ turn: first.turn, duplicate: true, pendingTokens: 0 });
   });
@@ -115,9 +116,9 @@ describe('SqliteTurnBuffer (adapter-only)', () => {
     try {
       expect(await buffer.list(scope)).toEqual(before);
       expect(await buffer.pendingTokens(scope)).toBe(9);
-      expect(buffer.append(scope, 's-r', { ...inputs[0]! }).duplicate).toBe(true);
-      expect(buffer.append(scope, 's-r', { ...inputs[2]! }).duplicate).toBe(true);
-      expect(buffer.append(scope, 's-r', makeTurnInput()).turn.seq).toBe(4);
+      expect((await buffer.append(scope, 's-r', { ...inputs[0]! })).duplicate).toBe(true);
+      expect((await buffer.append(scope, 's-r', { ...inputs[2]! })).duplicate).toBe(true);
+      expect((await buffer.append(scope, 's-r', makeTurnInput())).turn.seq).toBe(4);
       expect(await buffer.getSession(scope.tenantId, 's-r')).toEqual({ sessionId: 's-r', scope, startedAt: 10, endedAt: null });
     } finally {
       db.close();

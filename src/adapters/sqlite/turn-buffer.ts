@@ -1,6 +1,7 @@
 import type { Scope, Turn } from '../../core/types.ts';
 import type { AppendOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
 import type { Database } from './database.ts';
+import { GroupCommit } from './group-commit.ts';
 import { migrate } from './migrations.ts';
 import { SqliteSessionTable } from './session-table.ts';
 import { rowToTurn, toStoredTurn, turnParams, type TurnRow } from './turn-row.ts';
@@ -13,15 +14,23 @@ interface UserRow {
 }
 
 /**
- * The embedded hot turn buffer. `append` is synchronous (one immediate
- * transaction of prepared statements): the turn is committed to the WAL
- * before it returns, so the gateway can ack without a microtask hop.
- * Counters live in `tb_users` so `pendingTokens` is one indexed read.
+ * The embedded hot turn buffer. An append commits in an IMMEDIATE transaction
+ * before its outcome is returned: alone and synchronously when the loop is quiet
+ * (the gateway acks without a microtask hop), or, in a burst, together with the
+ * other appends of the same event-loop iteration (a Promise then; see
+ * GroupCommit). Every other operation on turns first commits an open group, so
+ * they apply in call order (sessions live in their own table and need not wait:
+ * HTTP appends look theirs up first). Counters live in `tb_users` so `pendingTokens` is one
+ * indexed read.
+ *
+ * Five statements per append on purpose: a three-statement variant (an UPSERT
+ * that bumps the counters, INSERT ... ON CONFLICT DO NOTHING for the key) measured
+ * no faster, because the cost is in the pages a commit writes, not the statements.
  */
 export class SqliteTurnBuffer implements TurnBuffer {
   private readonly sessions: SqliteSessionTable;
   private readonly q;
-  private readonly appendTx;
+  private readonly appends: GroupCommit<[Scope, string, TurnToAppend], AppendOutcome>;
   private readonly removeTx;
   private readonly forgetTx;
 
@@ -58,26 +67,29 @@ export class SqliteTurnBuffer implements TurnBuffer {
     };
     // IMMEDIATE takes the write lock up front: a deferred read-then-write transaction
     // could fail with SQLITE_BUSY_SNAPSHOT instead of waiting out busy_timeout.
-    this.appendTx = db.transaction((scope: Scope, sessionId: string, input: TurnToAppend) => this.appendIn(scope, sessionId, input)).immediate;
+    this.appends = new GroupCommit(db, (scope: Scope, sessionId: string, input: TurnToAppend) => this.appendIn(scope, sessionId, input));
     this.removeTx = db.transaction((scope: Scope, turnIds: readonly string[]) => this.removeIn(scope, turnIds)).immediate;
     this.forgetTx = db.transaction((scope: Scope) => this.forgetIn(scope)).immediate;
   }
 
-  /** Synchronous durable append (returns the outcome itself, never a Promise). */
-  append(scope: Scope, sessionId: string, turn: TurnToAppend): AppendOutcome {
-    return this.appendTx(scope, sessionId, turn);
+  /** Durable append: the outcome itself when committed alone, a Promise of it when it joined a group commit. */
+  append(scope: Scope, sessionId: string, turn: TurnToAppend): AppendOutcome | Promise<AppendOutcome> {
+    return this.appends.run(scope, sessionId, turn);
   }
 
   async list(scope: Scope): Promise<Turn[]> {
+    this.appends.flush();
     const user = this.user(scope);
     return user ? this.q.list.all(user.uid).map(rowToTurn) : [];
   }
 
   async remove(scope: Scope, turnIds: readonly string[]): Promise<void> {
+    this.appends.flush();
     if (turnIds.length > 0) this.removeTx(scope, turnIds);
   }
 
   async pendingTokens(scope: Scope): Promise<number> {
+    this.appends.flush();
     return this.user(scope)?.pending_tokens ?? 0;
   }
 
@@ -94,11 +106,14 @@ export class SqliteTurnBuffer implements TurnBuffer {
   }
 
   async forget(scope: Scope): Promise<void> {
+    this.appends.flush();
     this.forgetTx(scope);
   }
 
-  /** Nothing to release: the shared Database is closed by whoever opened it. */
-  async close(): Promise<void> {}
+  /** Commits an open group; the shared Database itself is closed by whoever opened it. */
+  async close(): Promise<void> {
+    this.appends.flush();
+  }
 
   private user(scope: Scope): UserRow | undefined {
     return this.q.user.get(scope.tenantId, scope.agentId, scope.userId);
