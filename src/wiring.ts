@@ -5,6 +5,7 @@ import type { Ports } from './ports/index.ts';
 import type { Consumer } from './ports/job-bus.ts';
 import { MemoryService } from './service/memory-service.ts';
 import { startExtractionWorker } from './workers/extraction-worker.ts';
+import { startThreadLane, type ThreadLane, type ThreadLaneStats } from './workers/thread-lane.ts';
 
 /** A wired memgate: the service, its ports, and the lifecycle of both. */
 export interface Runtime {
@@ -13,8 +14,16 @@ export interface Runtime {
   ports: Ports;
   logger: Logger;
   clock: Clock;
-  /** Start consuming extraction jobs in this process (embedded default, `memgate worker`). */
+  /**
+   * Start consuming extraction jobs in this process (embedded default, `memgate worker`).
+   * On the embedded bus with a SQLite file the extraction itself runs on a worker
+   * thread (see `usesThreadLane`), so it never stalls the gateway's event loop.
+   */
   startWorkers(): void;
+  /** Resolves once started workers can take jobs without a start-up wait (the extraction thread is up). */
+  workersReady(): Promise<void>;
+  /** Counters of the extraction thread, or null while extraction runs on this thread (tests, diagnostics). */
+  extractionThread(): ThreadLaneStats | null;
   /** Stop workers (waiting for in-flight jobs), then close every port. */
   close(): Promise<void>;
 }
@@ -23,6 +32,18 @@ export interface Runtime {
 export interface RuntimeOptions {
   logger?: Logger;
   clock?: Clock;
+  /** This runtime is the extraction thread's own: its SQLite connection leaves WAL checkpoints to the gateway's. */
+  extractionThread?: boolean;
+}
+
+/**
+ * Whether `startWorkers` runs extraction on a worker thread: only with the
+ * embedded job bus (a NATS deployment scales out with `memgate worker` processes
+ * instead) on a SQLite file (a second connection cannot share `:memory:`).
+ */
+export function usesThreadLane(config: Config): boolean {
+  const path = config.sqlite.path;
+  return config.adapters.bus === 'memory' && path !== ':memory:' && path !== '';
 }
 
 /**
@@ -33,9 +54,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const logger = opts.logger ?? createLogger(config.log.level, { service: 'memgate' });
   const clock = opts.clock ?? systemClock;
   const closers: Array<() => Promise<void>> = [];
-  const ports = await buildPorts(config, clock, logger, closers);
+  const ports = await buildPorts(config, clock, logger, closers, opts.extractionThread === true);
   const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }));
   const consumers: Consumer[] = [];
+  const lanes: ThreadLane[] = [];
   return {
     config,
     service,
@@ -43,21 +65,50 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     logger,
     clock,
     startWorkers() {
-      consumers.push(startExtractionWorker(service.extraction, config.worker));
+      const lane = usesThreadLane(config) && !opts.extractionThread ? startLane(config, ports, logger) : null;
+      if (!lane) {
+        consumers.push(startExtractionWorker(service.extraction, config.worker));
+        return;
+      }
+      lanes.push(lane);
+      // The bus (dedup, retries, dead letters, depth) stays here; only the runs move to the thread.
+      consumers.push(startExtractionWorker(service.extraction, config.worker, (scope) => lane.run(scope)));
+      service.flushVia = (scope) => lane.run(scope);
+    },
+    async workersReady() {
+      await Promise.all(lanes.map((l) => l.ready()));
+    },
+    extractionThread() {
+      return lanes[0]?.stats() ?? null;
     },
     async close() {
-      await Promise.all(consumers.splice(0).map((c) => c.stop()));
+      // Consumers stop taking jobs at once; their in-flight jobs settle when the lanes have let them
+      // commit (or, past the lanes' stop timeout, been terminated: those turns stay buffered).
+      const stopping = consumers.splice(0).map((c) => c.stop());
+      await Promise.all(lanes.splice(0).map((l) => l.close()));
+      await Promise.all(stopping);
       // Bus first so no new job starts, then the stores; each closed once even when shared.
       for (const close of closers.reverse()) await close().catch((err: unknown) => logger.warn('close failed', { err }));
     },
   };
 }
 
-async function buildPorts(config: Config, clock: Clock, logger: Logger, closers: Array<() => Promise<void>>): Promise<Ports> {
+/** The thread lane, or null (logged) when this process cannot load it: extraction then runs inline. */
+function startLane(config: Config, ports: Ports, logger: Logger): ThreadLane | null {
+  try {
+    return startThreadLane(config, { events: ports.events, logger });
+  } catch (err) {
+    logger.warn('extraction thread unavailable; extracting on the gateway thread', { err });
+    return null;
+  }
+}
+
+async function buildPorts(config: Config, clock: Clock, logger: Logger, closers: Array<() => Promise<void>>, extractionThread: boolean): Promise<Ports> {
   const a = config.adapters;
   const needsSqlite = a.buffer === 'sqlite' || a.cache === 'sqlite' || a.documents === 'sqlite' || a.cold === 'sqlite' || a.acus === 'sqlite';
   const sqlite = needsSqlite ? await import('./adapters/sqlite/index.ts') : null;
-  const db = sqlite ? sqlite.openSqlite(config.sqlite.path) : null;
+  // One WAL checkpointer per file is enough: the gateway's connection runs it.
+  const db = sqlite ? sqlite.openSqlite(config.sqlite.path, extractionThread ? { checkpointer: false } : {}) : null;
   if (db) closers.push(async () => void db.close());
 
   const redisNeeded = a.buffer === 'redis' || a.cache === 'redis' || a.lock === 'redis';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Clock } from '../core/clock.ts';
 import { MemgateError, badRequest } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
@@ -15,12 +16,16 @@ import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extracti
 import type { AckReply, ContextReply, ExtractionReport, MemoryApi, SearchOptions, SearchReply } from './api.ts';
 import { SchemaRegistry } from './schema-registry.ts';
 
-const utf8 = new TextEncoder();
-
 /** The memory engine behind the gateway: call-path operations stay thin; intelligence runs in the pipeline. */
 export class MemoryService implements MemoryApi {
   readonly schemas: SchemaRegistry;
   readonly extraction: ExtractionDeps;
+  /**
+   * Where `flush` runs instead of here: set by the wiring while extraction runs on
+   * another thread, whose user lock is not this process's, so that a flush never
+   * races that thread's extraction of the same user.
+   */
+  flushVia: ((scope: Scope) => Promise<ExtractionReport>) | null = null;
   private readonly threshold: number;
   private readonly maxTurnBytes: number;
 
@@ -65,11 +70,12 @@ export class MemoryService implements MemoryApi {
   }
 
   appendTurn(scope: Scope, sessionId: string, input: TurnInput): AckReply | Promise<AckReply> {
-    if (utf8.encode(input.text).length > this.maxTurnBytes) {
+    // A UTF-16 code unit is at most 3 UTF-8 bytes, so most turns skip the count; byteLength counts without encoding.
+    if (input.text.length * 3 > this.maxTurnBytes && Buffer.byteLength(input.text, 'utf8') > this.maxTurnBytes) {
       throw new MemgateError('too_large', `turn text exceeds ${this.maxTurnBytes} bytes`);
     }
     const now = this.clock.now();
-    const turn = {
+    const turn: Omit<Turn, 'seq'> = {
       turnId: input.turnId ?? newId('t_'),
       sessionId,
       role: input.role,
@@ -77,10 +83,10 @@ export class MemoryService implements MemoryApi {
       ts: input.ts ?? now,
       receivedAt: now,
       tokens: estimateTokens(input.text),
-      ...(input.speaker !== undefined ? { speaker: input.speaker } : {}),
-      ...(input.asrConfidence !== undefined ? { asrConfidence: input.asrConfidence } : {}),
-      ...(input.interrupted !== undefined ? { interrupted: input.interrupted } : {}),
     };
+    if (input.speaker !== undefined) turn.speaker = input.speaker;
+    if (input.asrConfidence !== undefined) turn.asrConfidence = input.asrConfidence;
+    if (input.interrupted !== undefined) turn.interrupted = input.interrupted;
     const outcome = this.ports.buffer.append(scope, sessionId, turn);
     return outcome instanceof Promise ? outcome.then((o) => this.acked(scope, o)) : this.acked(scope, outcome);
   }
@@ -125,7 +131,7 @@ export class MemoryService implements MemoryApi {
   }
 
   flush(scope: Scope): Promise<ExtractionReport> {
-    return runExtractionWhenFree(this.extraction, scope, this.config.worker.lockTtlMs);
+    return this.flushVia ? this.flushVia(scope) : runExtractionWhenFree(this.extraction, scope, this.config.worker.lockTtlMs);
   }
 
   async timeline(scope: Scope, history: boolean): Promise<TemporalEntity[]> {

@@ -1,4 +1,5 @@
 import { toMemgateError } from '../core/errors.ts';
+import type { Scope } from '../core/types.ts';
 import type { Consumer } from '../ports/job-bus.ts';
 import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 
@@ -14,13 +15,19 @@ export interface WorkerOptions {
  * it (bounded by the lock TTL); a retryable failure is redelivered by the bus; a
  * permanent one still throws so the bus dead-letters it. In every case the
  * turns stay in the buffer: nothing is lost, the next job picks them up.
+ * `run` is where the extraction itself happens: here by default; the embedded
+ * thread lane passes its own, so the bus, retries and failure events stay here.
  */
-export function startExtractionWorker(deps: ExtractionDeps, options: WorkerOptions): Consumer {
+export function startExtractionWorker(
+  deps: ExtractionDeps,
+  options: WorkerOptions,
+  run: (scope: Scope) => Promise<unknown> = (scope) => runExtractionWhenFree(deps, scope, deps.lockTtlMs),
+): Consumer {
   const { ports, logger } = deps;
   return ports.bus.consume(
     async (job, ctl) => {
       try {
-        await runExtractionWhenFree(deps, job.scope, deps.lockTtlMs);
+        await run(job.scope);
       } catch (err) {
         const e = toMemgateError(err);
         const { tenantId, agentId, userId } = job.scope;

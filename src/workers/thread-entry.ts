@@ -1,0 +1,67 @@
+import { parentPort, threadId, workerData } from 'node:worker_threads';
+import { toMemgateError } from '../core/errors.ts';
+import { createLogger } from '../core/logger.ts';
+import { runExtractionWhenFree } from '../pipeline/extraction-job.ts';
+import { createRuntime } from '../wiring.ts';
+import type { FromThread, ThreadLaneData, ToThread, WireError } from './thread-protocol.ts';
+import { yieldingWrites } from './yielding-writes.ts';
+
+/**
+ * The extraction thread (see thread-lane.ts): its own runtime on the same SQLite
+ * file (its own connection; WAL lets it write while the gateway appends), serving
+ * `run` requests with the ordinary pipeline. Every run of the process goes through
+ * this one runtime, so its in-process user lock is the only one extractions take:
+ * a flush and a job of the same user never overlap.
+ */
+if (!parentPort) throw new Error('thread-entry.ts runs only as the extraction worker thread');
+const port = parentPort;
+const { config } = workerData as ThreadLaneData;
+const post = (message: FromThread) => port.postMessage(message);
+
+const logger = createLogger(config.log.level, { service: 'memgate', component: 'extraction-thread', threadId });
+const runtime = await createRuntime(config, { logger, extractionThread: true });
+// The pipeline publishes here; the gateway re-publishes on its own bus (dashboards, /metrics).
+runtime.ports.events.subscribe((event) => post({ kind: 'event', event }));
+// Bulk writes in short transactions, so the gateway's appends never wait long for the write lock.
+const deps = { ...runtime.service.extraction, ports: yieldingWrites(runtime.ports) };
+
+const inFlight = new Set<Promise<void>>();
+let stopping = false;
+
+// Runs posted while the runtime was opening were queued by the port: they are served now.
+port.on('message', (message: ToThread) => {
+  if (message.kind === 'stop') {
+    void stop();
+    return;
+  }
+  const { id, scope } = message;
+  if (stopping) {
+    post({ kind: 'failed', id, error: { code: 'unavailable', message: 'extraction thread is stopping', retryable: true } });
+    return;
+  }
+  const run = runExtractionWhenFree(deps, scope, config.worker.lockTtlMs).then(
+    (report) => post({ kind: 'done', id, report, threadId }),
+    (err: unknown) => post({ kind: 'failed', id, error: wireError(err) }),
+  );
+  inFlight.add(run);
+  void run.finally(() => inFlight.delete(run));
+});
+post({ kind: 'ready', threadId });
+
+/** Let in-flight runs commit, close the runtime, then let the thread end (nothing keeps it alive). */
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await Promise.allSettled([...inFlight]);
+  try {
+    await runtime.close();
+  } catch (err) {
+    post({ kind: 'close-failed', error: wireError(err) });
+  }
+  port.close();
+}
+
+function wireError(err: unknown): WireError {
+  const e = toMemgateError(err);
+  return { code: e.code, message: e.message, retryable: e.retryable };
+}

@@ -1,0 +1,255 @@
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { MemgateError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Scope } from '../core/types.ts';
+import type { Config } from '../config/schema.ts';
+import type { EventBus } from '../ports/event-bus.ts';
+import type { ExtractionReport } from '../service/api.ts';
+import type { FromThread, ThreadLaneData, ToThread } from './thread-protocol.ts';
+
+/** Options of `startThreadLane`. */
+export interface ThreadLaneOptions {
+  logger: Logger;
+  /** Where the thread's events are re-published: the gateway's bus, so dashboards and /metrics see them. */
+  events: EventBus;
+  /** How long `close()` lets in-flight runs commit before terminating the thread. */
+  stopTimeoutMs?: number;
+  /** The thread's entry module (default: thread-entry beside this file). */
+  entry?: URL;
+}
+
+/** Counters for tests and diagnostics. */
+export interface ThreadLaneStats {
+  /** `threadId` the last run reported (never 0, the main thread's). */
+  threadId: number | null;
+  runsDone: number;
+  runsFailed: number;
+  restarts: number;
+}
+
+/** The embedded extraction lane on a worker thread: runs one user's extraction there and answers with its report. */
+export interface ThreadLane {
+  /** Extract the user's buffered turns in the thread; its failure comes back as a MemgateError with the thread's code. */
+  run(scope: Scope): Promise<ExtractionReport>;
+  /**
+   * Resolves once a thread is up (or the lane closed). Loading the runtime into a
+   * fresh isolate takes ~1 s (2-3 s on a loaded machine); runs sent earlier wait for it.
+   */
+  ready(): Promise<void>;
+  stats(): ThreadLaneStats;
+  /** Stop taking runs, let in-flight ones commit (bounded), close the thread's runtime, end the thread. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Start the lane. Throws `unavailable` (not retryable) when the thread cannot be
+ * loaded here (TypeScript sources without a resolvable tsx): the caller then
+ * extracts inline. The thread starts in the background; runs queue until it is up.
+ */
+export function startThreadLane(config: Config, options: ThreadLaneOptions): ThreadLane {
+  return new ExtractionThread(config, options);
+}
+
+/** The entry matches this file's own extension: `.ts` from the sources (tsx), `.js` once compiled. */
+const DEFAULT_ENTRY = new URL(`./thread-entry${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+
+/**
+ * Run with `eval`, so it loads the same way under `tsx src/main.ts`, `node --import
+ * tsx`, bin/memgate.mjs (tsx registered through its API, nothing in execArgv) and
+ * vitest. Node 20 does not apply an inherited `--import tsx` to a worker's own entry
+ * ("Unknown file extension .ts", checked for all three), so the thread registers tsx
+ * itself before importing the entry. Only dynamic imports: valid whether an inherited
+ * `--input-type` makes the snippet CommonJS or ESM. A load failure is rethrown out of
+ * a tick: the thread dies with an 'error' the lane logs.
+ */
+const BOOTSTRAP = `
+import('node:worker_threads')
+  .then(async ({ workerData: d }) => {
+    if (d.loader) (await import(d.loader)).register();
+    await import(d.entry);
+  })
+  .catch((err) => process.nextTick(() => { throw err; }));
+`;
+
+/** Loader flags: dropped when they name tsx (the thread registers it itself, never twice). */
+const LOADER_FLAG = /^(--import|--require|-r|--loader|--experimental-loader)$/;
+const LOADER_FLAG_WITH_VALUE = /^--(import|require|loader|experimental-loader)=/;
+/** The parent's inline script (`node -e`) is not the thread's. */
+const EVAL_FLAG = /^(-e|--eval|-p|--print)$/;
+const EVAL_FLAG_WITH_VALUE = /^--(eval|print)=/;
+
+interface Call {
+  resolve: (report: ExtractionReport) => void;
+  reject: (err: MemgateError) => void;
+}
+
+/**
+ * Why the thread serves runs rather than owning a job bus: the gateway's own
+ * InProcessJobBus keeps doing what it is tested for (one pending job per user,
+ * retries, dead letters, `depth()` for /metrics) and its consumer hands each job
+ * to `run`. So a crash loses no queued job (none ever left the gateway) and the
+ * jobs in flight fail retryably and are redelivered; nothing needs re-publishing.
+ * Flushes are runs too: every extraction of the process takes the thread's user
+ * lock, the one lock there is.
+ */
+class ExtractionThread implements ThreadLane {
+  private readonly data: ThreadLaneData;
+  private readonly execArgv: string[];
+  private readonly log: Logger;
+  private readonly calls = new Map<number, Call>();
+  /** Runs posted while no thread is up (between a crash and its restart). */
+  private readonly backlog: ToThread[] = [];
+  private readonly counters: ThreadLaneStats = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0 };
+  private worker: Worker | null = null;
+  private nextId = 1;
+  /** Crashes since the last thread that came up: a thread that cannot even start is retried with backoff. */
+  private crashes = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private closing: Promise<void> | null = null;
+  private readonly up: Promise<void>;
+  private markUp!: () => void;
+
+  constructor(config: Config, private readonly options: ThreadLaneOptions) {
+    this.log = options.logger.child({ component: 'thread-lane' });
+    this.up = new Promise<void>((resolve) => (this.markUp = resolve));
+    const entry = (options.entry ?? DEFAULT_ENTRY).href;
+    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry };
+    this.execArgv = threadExecArgv(process.execArgv);
+    this.spawn();
+  }
+
+  run(scope: Scope): Promise<ExtractionReport> {
+    if (this.closing) return Promise.reject(new MemgateError('unavailable', 'extraction thread is stopping'));
+    const id = this.nextId++;
+    return new Promise<ExtractionReport>((resolve, reject) => {
+      this.calls.set(id, { resolve, reject });
+      // A copy: the caller's scope may carry more than the three ids (and must stay cloneable).
+      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId } };
+      if (this.worker) this.worker.postMessage(message);
+      else this.backlog.push(message);
+    });
+  }
+
+  ready(): Promise<void> {
+    return this.up;
+  }
+
+  stats(): ThreadLaneStats {
+    return { ...this.counters };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.stop();
+    return this.closing;
+  }
+
+  private spawn(): void {
+    this.restartTimer = null;
+    // Posted messages queue in the port until the thread listens, so runs need not wait for 'ready'.
+    const worker = new Worker(BOOTSTRAP, { eval: true, workerData: this.data, execArgv: this.execArgv });
+    this.worker = worker;
+    worker.on('message', (message: FromThread) => this.onMessage(message));
+    worker.on('error', (err) => this.log.error('extraction thread crashed', { err }));
+    worker.once('exit', (code) => this.onExit(worker, code));
+    for (const message of this.backlog.splice(0)) worker.postMessage(message);
+  }
+
+  private onMessage(message: FromThread): void {
+    switch (message.kind) {
+      case 'ready':
+        this.crashes = 0;
+        this.markUp();
+        this.log.debug('extraction thread ready', { threadId: message.threadId });
+        return;
+      case 'event':
+        this.options.events.publish(message.event);
+        return;
+      case 'done': {
+        this.counters.runsDone++;
+        this.counters.threadId = message.threadId;
+        this.take(message.id)?.resolve(message.report);
+        return;
+      }
+      case 'failed': {
+        this.counters.runsFailed++;
+        const { code, message: text, retryable } = message.error;
+        this.take(message.id)?.reject(new MemgateError(code, text, { retryable }));
+        return;
+      }
+      case 'close-failed':
+        this.log.warn('extraction thread runtime close failed', { code: message.error.code, message: message.error.message });
+        return;
+    }
+  }
+
+  /**
+   * A thread that ends without being asked to (uncaught error, out of memory) is
+   * replaced. Its in-flight runs fail `unavailable` (retryable): the job bus
+   * redelivers those jobs, and jobs still pending never left the gateway's bus.
+   * Nothing is lost either way: turns leave the buffer only after their commit.
+   */
+  private onExit(worker: Worker, code: number): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    if (this.closing) return;
+    this.rejectAll('extraction thread exited before the run finished');
+    this.crashes++;
+    this.counters.restarts++;
+    const delayMs = this.crashes <= 1 ? 0 : Math.min(30_000, 250 * 2 ** (this.crashes - 2));
+    this.log.error('extraction thread exited unexpectedly; restarting', { code, delayMs });
+    this.restartTimer = setTimeout(() => this.spawn(), delayMs);
+  }
+
+  private async stop(): Promise<void> {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    this.backlog.length = 0;
+    const worker = this.worker;
+    if (worker) {
+      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      worker.postMessage({ kind: 'stop' } satisfies ToThread);
+      const timeoutMs = this.options.stopTimeoutMs ?? 10_000;
+      const timer = setTimeout(() => {
+        this.log.warn('extraction thread did not stop in time; terminating it', { timeoutMs, inFlight: this.calls.size });
+        void worker.terminate();
+      }, timeoutMs);
+      await exited;
+      clearTimeout(timer);
+    }
+    this.rejectAll('extraction thread stopped before the run finished');
+    this.markUp();
+  }
+
+  private take(id: number): Call | undefined {
+    const call = this.calls.get(id);
+    this.calls.delete(id);
+    return call;
+  }
+
+  private rejectAll(reason: string): void {
+    for (const call of this.calls.values()) call.reject(new MemgateError('unavailable', reason));
+    this.calls.clear();
+  }
+}
+
+/** tsx's registration API, which the thread loads before its TypeScript entry. */
+function resolveTsx(): string {
+  try {
+    return import.meta.resolve('tsx/esm/api');
+  } catch (err) {
+    throw new MemgateError('unavailable', 'cannot run the extraction thread: tsx is not resolvable', { cause: err, retryable: false });
+  }
+}
+
+/** The process's Node options (inherited as Node does by default) minus tsx loaders and inline scripts. */
+function threadExecArgv(argv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (EVAL_FLAG.test(arg) || (LOADER_FLAG.test(arg) && argv[i + 1]?.includes('tsx'))) i++;
+    else if (!EVAL_FLAG_WITH_VALUE.test(arg) && !(LOADER_FLAG_WITH_VALUE.test(arg) && arg.includes('tsx'))) kept.push(arg);
+  }
+  return kept;
+}

@@ -1,0 +1,45 @@
+import type { ErrorCode } from '../core/errors.ts';
+import type { Scope } from '../core/types.ts';
+import type { Config } from '../config/schema.ts';
+import type { MemgateEvent } from '../ports/event-bus.ts';
+import type { ExtractionReport } from '../service/api.ts';
+
+/**
+ * Messages between the gateway thread and its extraction thread. Only plain
+ * data crosses (structured clone): errors travel as their stable code, message
+ * and retryability, and are rebuilt as MemgateError on the other side.
+ */
+
+/** What the thread is started with (`workerData`). */
+export interface ThreadLaneData {
+  config: Config;
+  /** URL of tsx's `esm/api`, registered before the entry is imported (TypeScript sources); null when compiled. */
+  loader: string | null;
+  /** URL of the thread's entry module. */
+  entry: string;
+}
+
+/** Gateway → thread. */
+export type ToThread =
+  /** Extract the user's buffered turns (a bus job or an explicit flush: the same run). */
+  | { kind: 'run'; id: number; scope: Scope }
+  /** Take no more runs, let the in-flight ones commit, close the runtime, exit. */
+  | { kind: 'stop' };
+
+/** A failure as it crosses the thread boundary. */
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+}
+
+/** Thread → gateway. */
+export type FromThread =
+  /** The runtime is open: runs can be served. */
+  | { kind: 'ready'; threadId: number }
+  /** An event the thread's pipeline raised, to publish on the gateway's event bus. */
+  | { kind: 'event'; event: MemgateEvent }
+  | { kind: 'done'; id: number; report: ExtractionReport; threadId: number }
+  | { kind: 'failed'; id: number; error: WireError }
+  /** Logged by the gateway: the thread's runtime failed to close cleanly (it still exits). */
+  | { kind: 'close-failed'; error: WireError };
