@@ -1,0 +1,11 @@
+import type { Suite } from '../lib/suite.ts';
+import { appendSuite } from './append.ts';
+import { extractionSuite } from './extraction.ts';
+import { locomoSuite } from './locomo.ts';
+import { searchSuite } from './search.ts';
+import { peerSuite } from './peer.ts';
+import { productionSuite } from './production.ts';
+import { startSuite } from './start.ts';
+
+/** Every suite, in the order a run executes them. */
+export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, locomoSuite, productionSuite, peerSuite];

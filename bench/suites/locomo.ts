@@ -1,0 +1,201 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { estimateTokens } from '../../src/core/tokens.ts';
+import type { SearchResult } from '../../src/core/types.ts';
+import { answerClient, answerModelFromEnv, answerQuestion } from '../locomo/answer.ts';
+import { Bm25Index } from '../locomo/bm25.ts';
+import { CATEGORY_NAMES, evidenceIds, loadLocomo, locomoPath, sessionsOf, type LocomoSample } from '../locomo/dataset.ts';
+import { pyRound3, scoreQuestion } from '../locomo/f1.ts';
+import { CategoryMeans, evidenceRecall } from '../locomo/recall.ts';
+import { streamConversation, type RoleMode } from '../locomo/stream.ts';
+import { postJson, putJson, startMemgate } from '../lib/memgate.ts';
+import { say, startProgress } from '../lib/progress.ts';
+import type { Figure } from '../lib/report-types.ts';
+import { round3 } from '../lib/stats.ts';
+import { notRun, type Suite, type SuiteOutcome } from '../lib/suite.ts';
+import { figure } from '../lib/targets.ts';
+
+/** LoCoMo's RAG baseline (DRAGON retriever over raw dialogs), recall@5 / @10 in %, by JSON category. */
+export const DRAGON: Readonly<Record<string, [number, number]>> = { overall: [56.7, 66.2], '4': [68.0, 77.7], '1': [35.4, 46.6], '2': [70.4, 77.3], '3': [33.1, 40.8] };
+const ORDER = ['overall', '4', '1', '2', '3'];
+const ROLES: RoleMode = 'user-agent';
+
+const label = (cat: string) => (cat === 'overall' ? 'overall' : CATEGORY_NAMES[Number(cat)] ?? cat);
+const pct = (x: number | null) => (x === null ? null : round3(x * 100));
+
+interface Carried {
+  turns: CategoryMeans;
+  tokens: CategoryMeans;
+}
+
+/**
+ * Memory quality on LoCoMo (dev split, read from ../shared at run time): stream each
+ * conversation through the gateway with its real dates, flush after every session,
+ * then for every question of categories 1–4 measure evidence recall@5/@10 of
+ * memory_search against LoCoMo's DRAGON RAG baseline and a plain BM25 floor over the
+ * raw turns; report what the top results carry (distinct turns, tokens) and the
+ * session-start cost (context block vs full history). Answer F1 runs when a chat
+ * endpoint is configured.
+ */
+export const locomoSuite: Suite = {
+  name: 'locomo',
+  title: 'Memory quality and cost on LoCoMo (embedded default unless MEMGATE_BENCH_LOCOMO_* say otherwise)',
+  quick: true,
+  async run(ctx): Promise<SuiteOutcome> {
+    const path = locomoPath(ctx.repoRoot);
+    const all = loadLocomo(path);
+    if (!all) return notRun(`LoCoMo data not found at ${path} (it lives in ../shared/data/locomo; set MEMGATE_LOCOMO_PATH)`);
+    const n = Math.min(all.length, ctx.flags.locomoConversations ?? all.length);
+    const samples = all.slice(0, n);
+    const agentId = `bench-locomo-${ctx.runId}`;
+    const answerModel = answerModelFromEnv();
+    const memory = memoryModelsFromEnv();
+    const memgate = await startMemgate(join(ctx.tmpDir, 'locomo'), memory.config ? { config: memory.config } : {});
+    const details: Record<string, unknown> = { data: path, conversations: samples.map((s) => s.sample_id), roles: ROLES, extractor: memory.extractor, embedder: memory.embedder, schema: 'bench/schemas/locomo.json', k: [5, 10] };
+    const recall = { mem5: new CategoryMeans(), mem10: new CategoryMeans(), bm5: new CategoryMeans(), bm10: new CategoryMeans(), bmBudget: new CategoryMeans() };
+    const carried5: Carried = { turns: new CategoryMeans(), tokens: new CategoryMeans() };
+    const carried10: Carried = { turns: new CategoryMeans(), tokens: new CategoryMeans() };
+    const bmTokens5 = new CategoryMeans();
+    const bmTokens10 = new CategoryMeans();
+    const f1 = new CategoryMeans();
+    const cost: Array<Record<string, unknown>> = [];
+    const perConversation: Array<Record<string, unknown>> = [];
+    const sourceCounts: Record<string, number> = {};
+    try {
+      await putJson(`${memgate.url}/v1/agents/${agentId}/schema`, JSON.parse(readFileSync(join(ctx.repoRoot, 'bench', 'schemas', 'locomo.json'), 'utf8')));
+      for (const sample of samples) {
+        const sessions = sessionsOf(sample);
+        let done = 0;
+        const progress = startProgress(`${sample.sample_id} streaming`, () => `${done}/${sessions.length} sessions`);
+        const t0 = performance.now();
+        const stream = await streamConversation(memgate.url, memgate.wsUrl, agentId, sample, ROLES, (k) => (done = k));
+        const streamS = (performance.now() - t0) / 1000;
+        progress.stop(`${sample.sample_id}: ${stream.turns} turns in ${stream.sessions} sessions streamed and flushed in ${streamS.toFixed(1)} s`);
+        perConversation.push({ sample: sample.sample_id, turns: stream.turns, sessions: stream.sessions, streamS: round3(streamS), appendErrors: stream.appendErrors, ...stream.extraction });
+        cost.push(await sessionCost(memgate.url, agentId, sample));
+        await scoreQuestions(memgate.url, agentId, sample, { recall, carried5, carried10, bmTokens5, bmTokens10, sourceCounts, f1, answerModel });
+      }
+    } finally {
+      await memgate.stop();
+    }
+    details['perConversation'] = perConversation;
+    details['cost'] = cost;
+    details['resultSources'] = sourceCounts;
+    details['recall'] = Object.fromEntries(Object.entries(recall).map(([k, v]) => [k, v.toJSON()]));
+    details['carried'] = { at5: { turns: carried5.turns.toJSON(), tokens: carried5.tokens.toJSON() }, at10: { turns: carried10.turns.toJSON(), tokens: carried10.tokens.toJSON() }, bm25Tokens5: bmTokens5.toJSON(), bm25Tokens10: bmTokens10.toJSON() };
+
+    const figures: Figure[] = [];
+    const scope = `LoCoMo ${samples.length === all.length ? 'dev split' : samples.map((s) => s.sample_id).join(', ')} (${recall.mem5.count('overall')} questions)`;
+    const models = `extractor ${memory.extractor}, embedder ${memory.embedder}`;
+    for (const cat of ORDER) {
+      if (recall.mem5.count(cat) === 0) continue;
+      const [d5, d10] = DRAGON[cat]!;
+      const dragon = (v: number) => ({ label: 'LoCoMo RAG, DRAGON over raw dialogs (all 10 conv.)', value: v });
+      figures.push(figure({ bench: `${scope}: memgate memory_search (${models})`, metric: `recall@5 ${label(cat)}`, value: pct(recall.mem5.mean(cat)), unit: '%', baseline: dragon(d5) }));
+      figures.push(figure({ bench: `${scope}: memgate memory_search (${models})`, metric: `recall@10 ${label(cat)}`, value: pct(recall.mem10.mean(cat)), unit: '%', baseline: dragon(d10) }));
+    }
+    for (const cat of ORDER) {
+      if (recall.bm5.count(cat) === 0) continue;
+      const [d5, d10] = DRAGON[cat]!;
+      const dragon = (v: number) => ({ label: 'DRAGON', value: v });
+      figures.push(figure({ bench: `${scope}: BM25 over raw turns (floor)`, metric: `recall@5 ${label(cat)}`, value: pct(recall.bm5.mean(cat)), unit: '%', baseline: dragon(d5) }));
+      figures.push(figure({ bench: `${scope}: BM25 over raw turns (floor)`, metric: `recall@10 ${label(cat)}`, value: pct(recall.bm10.mean(cat)), unit: '%', baseline: dragon(d10) }));
+    }
+    const t5 = carried5.turns.mean('overall');
+    const t10 = carried10.turns.mean('overall');
+    figures.push(figure({ bench: `${scope}: what the top results carry`, metric: 'distinct turns @5', value: t5 === null ? null : round3(t5), unit: 'turns', baseline: { label: 'BM25 / DRAGON: 5 turns', value: 5 } }));
+    figures.push(figure({ bench: `${scope}: what the top results carry`, metric: 'distinct turns @10', value: t10 === null ? null : round3(t10), unit: 'turns', baseline: { label: 'BM25 / DRAGON: 10 turns', value: 10 } }));
+    figures.push(figure({ bench: `${scope}: what the top results carry`, metric: 'tokens @5', value: round3(carried5.tokens.mean('overall') ?? 0), unit: 'tokens', baseline: { label: 'BM25 top-5 turns', value: round3(bmTokens5.mean('overall') ?? 0) } }));
+    figures.push(figure({ bench: `${scope}: what the top results carry`, metric: 'tokens @10', value: round3(carried10.tokens.mean('overall') ?? 0), unit: 'tokens', baseline: { label: 'BM25 top-10 turns', value: round3(bmTokens10.mean('overall') ?? 0) } }));
+    figures.push(figure({ bench: `${scope}: BM25 at memgate's @10 turn budget (${Math.round(t10 ?? 10)} turns)`, metric: 'recall overall', value: pct(recall.bmBudget.mean('overall')), unit: '%', baseline: { label: 'memgate recall@10', value: pct(recall.mem10.mean('overall')) } }));
+    for (const c of cost) {
+      figures.push(figure({ bench: `session-start cost, ${String(c['sample'])}`, metric: 'context block tokens', value: c['contextTokens'] as number, unit: 'tokens', baseline: { label: 'full history', value: c['historyTokens'] as number } }));
+    }
+    if (answerModel) {
+      for (const cat of ORDER) if (f1.count(cat) > 0) figures.push(figure({ bench: `${scope}: answer F1 (answering model ${answerModel.model}; memory: ${models})`, metric: `F1 ${label(cat)}`, value: pct(f1.mean(cat)), unit: '%' }));
+      details['f1'] = f1.toJSON();
+    } else {
+      details['f1'] = 'not run: no OpenAI-compatible chat endpoint configured (set MEMGATE_BENCH_LLM_BASE_URL, MEMGATE_BENCH_LLM_API_KEY, MEMGATE_BENCH_LLM_MODEL)';
+      say(`  answer F1 ${String(details['f1'])}`);
+    }
+    return { status: 'ok', figures, details };
+  },
+};
+
+/**
+ * The memory models of the LoCoMo run: the embedded default (offline extractor and
+ * embedder) unless MEMGATE_BENCH_LOCOMO_EXTRACTOR / _EMBEDDER=openai switch them to the
+ * endpoint of MEMGATE_BENCH_LLM_* / MEMGATE_BENCH_EMBEDDINGS_BASE_URL (+ _API_KEY, _MODEL).
+ */
+function memoryModelsFromEnv(env: NodeJS.ProcessEnv = process.env): { extractor: string; embedder: string; config: Record<string, unknown> | null } {
+  const useLlm = env['MEMGATE_BENCH_LOCOMO_EXTRACTOR'] === 'openai' && env['MEMGATE_BENCH_LLM_BASE_URL'];
+  const useEmb = env['MEMGATE_BENCH_LOCOMO_EMBEDDER'] === 'openai' && env['MEMGATE_BENCH_EMBEDDINGS_BASE_URL'];
+  if (!useLlm && !useEmb) return { extractor: 'offline', embedder: 'offline', config: null };
+  const config: Record<string, unknown> = { adapters: { extractor: useLlm ? 'openai' : 'offline', embedder: useEmb ? 'openai' : 'offline' } };
+  if (useLlm) config['llm'] = { baseURL: env['MEMGATE_BENCH_LLM_BASE_URL'], apiKey: env['MEMGATE_BENCH_LLM_API_KEY'] ?? 'none', model: env['MEMGATE_BENCH_LLM_MODEL'] ?? 'gpt-4o-mini' };
+  if (useEmb) config['embeddings'] = { baseURL: env['MEMGATE_BENCH_EMBEDDINGS_BASE_URL'], apiKey: env['MEMGATE_BENCH_EMBEDDINGS_API_KEY'] ?? 'none', model: env['MEMGATE_BENCH_EMBEDDINGS_MODEL'] ?? 'text-embedding-3-small' };
+  return {
+    extractor: useLlm ? `openai (${env['MEMGATE_BENCH_LLM_MODEL'] ?? 'gpt-4o-mini'})` : 'offline',
+    embedder: useEmb ? `openai (${env['MEMGATE_BENCH_EMBEDDINGS_MODEL'] ?? 'text-embedding-3-small'})` : 'offline',
+    config,
+  };
+}
+
+/** Tokens of the session-start context block against the full transcript it replaces (same estimator). */
+async function sessionCost(url: string, agentId: string, sample: LocomoSample): Promise<Record<string, unknown>> {
+  const reply = await postJson<{ contextBlock: string; facts: unknown[]; possibly: unknown[]; recent: unknown[]; summaries: unknown[] }>(`${url}/v1/sessions`, { agentId, userId: sample.sample_id });
+  const transcript = sessionsOf(sample).flatMap((s) => s.turns.map((t) => `${t.speaker}: ${t.text}`)).join('\n');
+  const contextTokens = estimateTokens(reply.contextBlock);
+  const historyTokens = estimateTokens(transcript);
+  return { sample: sample.sample_id, contextTokens, historyTokens, ratio: round3(contextTokens / historyTokens), facts: reply.facts.length, possibly: reply.possibly.length, recent: reply.recent.length, summaries: reply.summaries.length, estimator: 'chars / 4 (src/core/tokens.ts)' };
+}
+
+interface Accumulators {
+  recall: { mem5: CategoryMeans; mem10: CategoryMeans; bm5: CategoryMeans; bm10: CategoryMeans; bmBudget: CategoryMeans };
+  carried5: Carried;
+  carried10: Carried;
+  bmTokens5: CategoryMeans;
+  bmTokens10: CategoryMeans;
+  sourceCounts: Record<string, number>;
+  f1: CategoryMeans;
+  answerModel: ReturnType<typeof answerModelFromEnv>;
+}
+
+/** Search every scored question of a sample through HTTP and score memgate and BM25 on it. */
+async function scoreQuestions(url: string, agentId: string, sample: LocomoSample, acc: Accumulators): Promise<void> {
+  const turns = sessionsOf(sample).flatMap((s) => s.turns);
+  const tokensOf = new Map(turns.map((t) => [t.diaId, estimateTokens(t.text)]));
+  const bm25 = new Bm25Index();
+  for (const t of turns) bm25.add(t.diaId, t.text);
+  const questions = sample.qa.filter((q) => q.category >= 1 && q.category <= 4 && evidenceIds(q).length > 0);
+  const client = acc.answerModel ? answerClient(acc.answerModel) : null;
+  const contextBlock = client ? (await postJson<{ contextBlock: string }>(`${url}/v1/sessions`, { agentId, userId: sample.sample_id })).contextBlock : '';
+  let done = 0;
+  const progress = startProgress(`${sample.sample_id} questions`, () => `${done}/${questions.length}`);
+  for (const q of questions) {
+    const cat = String(q.category);
+    const evidence = evidenceIds(q);
+    const reply = await postJson<{ results: SearchResult[] }>(`${url}/v1/search`, { agentId, userId: sample.sample_id, query: q.question, k: 10 });
+    const top = (k: number) => reply.results.slice(0, k);
+    const refs = (k: number) => new Set(top(k).flatMap((r) => r.turnRefs));
+    for (const r of reply.results) acc.sourceCounts[r.source] = (acc.sourceCounts[r.source] ?? 0) + 1;
+    acc.recall.mem5.add(cat, evidenceRecall(evidence, refs(5)));
+    acc.recall.mem10.add(cat, evidenceRecall(evidence, refs(10)));
+    acc.carried5.turns.add(cat, refs(5).size);
+    acc.carried10.turns.add(cat, refs(10).size);
+    acc.carried5.tokens.add(cat, top(5).reduce((a, r) => a + estimateTokens(r.text), 0));
+    acc.carried10.tokens.add(cat, top(10).reduce((a, r) => a + estimateTokens(r.text), 0));
+    const bm = bm25.search(q.question, Math.max(10, refs(10).size)).map((h) => h.id);
+    acc.recall.bm5.add(cat, evidenceRecall(evidence, bm.slice(0, 5)));
+    acc.recall.bm10.add(cat, evidenceRecall(evidence, bm.slice(0, 10)));
+    acc.recall.bmBudget.add(cat, evidenceRecall(evidence, bm.slice(0, Math.max(1, refs(10).size))));
+    acc.bmTokens5.add(cat, bm.slice(0, 5).reduce((a, id) => a + (tokensOf.get(id) ?? 0), 0));
+    acc.bmTokens10.add(cat, bm.slice(0, 10).reduce((a, id) => a + (tokensOf.get(id) ?? 0), 0));
+    if (client && acc.answerModel) {
+      const answer = await answerQuestion(client, acc.answerModel.model, q.question, contextBlock, top(10));
+      acc.f1.add(cat, pyRound3(scoreQuestion(q.category, q.answer, answer)));
+    }
+    done += 1;
+  }
+  progress.stop(`${sample.sample_id}: ${questions.length} questions scored`);
+}
