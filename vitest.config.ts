@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    reporters: ['default'],
+    // The JSON report lets .ci/run print one plain 'N passed, N failed' closing line.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.tmp/vitest-results.json' },
   },
 });
