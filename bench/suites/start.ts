@@ -1,5 +1,8 @@
 import { join } from 'node:path';
+import { defaultConfig } from '../../src/config/schema.ts';
+import { silentLogger } from '../../src/core/logger.ts';
 import { estimateTokens } from '../../src/core/tokens.ts';
+import { createRuntime } from '../../src/wiring.ts';
 import { runHttpLoad } from '../load/http-load.ts';
 import { runPacedHttp } from '../load/paced-http.ts';
 import { seedUsers, REALISTIC } from '../load/seed-users.ts';
@@ -7,6 +10,7 @@ import { postJson, startEcho, startMemgate } from '../lib/memgate.ts';
 import { prng } from '../load/turn-text.ts';
 import { say } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';
+import { summarizeMs } from '../lib/stats.ts';
 import type { Suite, SuiteOutcome } from '../lib/suite.ts';
 import { below } from '../lib/targets.ts';
 import { cpuFigure, measured } from './append.ts';
@@ -90,6 +94,23 @@ export const startSuite: Suite = {
         ws[name] = { memgate: wsMem, baseline: wsBase };
       }
       details['ws'] = ws;
+
+      // Where the time goes: the service call alone, in process, on the same warm SQLite file.
+      const rt = await createRuntime(defaultConfig({ sqlite: { path: dbPath }, log: { level: 'warn' } }), { logger: silentLogger });
+      try {
+        const samples: number[] = [];
+        const t0 = performance.now();
+        for (let i = 0; i < 2000; i++) {
+          const a = performance.now();
+          await rt.service.startSession({ tenantId: DEV_TENANT, agentId, userId: `caller-${Math.floor(rnd() * users)}` });
+          samples.push(performance.now() - a);
+        }
+        const inProcess = summarizeMs(samples, 0, (performance.now() - t0) / 1000);
+        figures.push(...latencyFigures('MemoryService.startSession in process (no gateway, no network)', inProcess, null).filter((f) => f.metric !== 'errors'));
+        details['inProcess'] = inProcess;
+      } finally {
+        await rt.close();
+      }
       return { status: 'ok', figures, details };
     } finally {
       await Promise.all([echo?.stop(), memgate.stop()]);
