@@ -38,7 +38,7 @@ function renderTargets(files: readonly string[]): string {
       cell.set(`${i}\u0000${key}`, `${fmt(f.value, f.unit)} ${f.met ? 'met' : '**missed**'}`);
     }
   });
-  const head = ['target', ...runs.map((r) => `${r.startedAt.slice(11, 16)} ${r.profile}, load ${r.machine.loadAvg1m}→${r.loadAvgEnd1m ?? '?'}`)];
+  const head = ['target', ...runs.map((r) => `${r.startedAt.slice(11, 16)} ${r.profile}, load ${r.machine.loadAvg1m}→${r.loadAvgEnd1m ?? '?'}, ${r.machine.commit}`)];
   const rows = keys.map((k) => [k, ...runs.map((_, i) => cell.get(`${i}\u0000${k}`) ?? '—')]);
   return renderMarkdownTable([head, ...rows]);
 }
