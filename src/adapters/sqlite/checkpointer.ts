@@ -67,7 +67,11 @@ const tick = () => {
       lastLog = r.log;
       r = pass('PASSIVE');
     }
-    if (tooBig()) r = pass('RESTART');
+    if (tooBig()) {
+      r = pass('RESTART');
+      // busy = 0: the log was copied and rewound (busy = 1: the writer kept the lock past busyTimeoutMs).
+      if (r.busy === 0) parentPort.postMessage('rewound');
+    }
   }
   lastLog = r.log;
   timer = setTimeout(tick, w.intervalMs);
@@ -96,6 +100,8 @@ const driverPath = createRequire(import.meta.url).resolve('better-sqlite3');
 export class WalCheckpointer {
   /** Settles once the thread has exited (its connection closed). */
   readonly exited: Promise<void>;
+  /** RESTARTs that rewound the WAL under a writer that never paused (observability and tests). */
+  rewinds = 0;
   private readonly worker: Worker;
   private stopping = false;
 
@@ -105,6 +111,9 @@ export class WalCheckpointer {
     this.worker.unref();
     let reason = 'checkpointer thread exited';
     this.worker.on('error', (err) => (reason = err.message));
+    this.worker.on('message', (m) => {
+      if (m === 'rewound') this.rewinds++;
+    });
     this.exited = new Promise((resolve) => {
       this.worker.once('exit', () => {
         if (!this.stopping) onFailure(reason);
