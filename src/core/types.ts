@@ -161,6 +161,19 @@ export interface SessionContext {
   expiresAt: number | null;
 }
 
+/**
+ * A SessionContext as the context cache holds it: the reply fields already
+ * serialised as one UTF-8 JSON object, so a session start splices bytes into
+ * its reply instead of decoding and re-encoding ~15 KB on every call.
+ */
+export interface EncodedContext {
+  version: number;
+  builtAt: number;
+  expiresAt: number | null;
+  /** `{"profile":…,"facts":…,"possibly":…,"recent":…,"summaries":…,"contextBlock":…,"tools":…}` */
+  json: Uint8Array;
+}
+
 export type Confidence = 'high' | 'medium' | 'low';
 export type ResultSource = 'acu' | 'hybrid' | 'cold';
 

@@ -1,5 +1,7 @@
 import { Packr, Unpackr, type Options } from 'msgpackr';
 import { MemgateError } from '../core/errors.ts';
+import type { EncodedContext } from '../core/types.ts';
+import { contextFields, spliceContextJson } from '../memory/encoded-context.ts';
 
 /**
  * Frame codec: JSON text frames and MessagePack binary frames carry the same
@@ -51,6 +53,17 @@ export function encodeFrame(value: object, isBinary: boolean): string | Uint8Arr
 export function encodeAck(id: string | number | null, turnId: string, seq: number, duplicate: boolean, isBinary: boolean): string | Uint8Array {
   if (isBinary) return packr.pack({ op: 'ack', id, turnId, seq, duplicate });
   return `{"op":"ack","id":${JSON.stringify(id)},"turnId":${JSON.stringify(turnId)},"seq":${seq},"duplicate":${duplicate}}`;
+}
+
+/**
+ * The session-start reply: for JSON (and `id` undefined = the HTTP body, no op/id)
+ * the cached fields are spliced in as bytes, never parsed; MessagePack replies
+ * need them as values.
+ */
+export function encodeContextReply(id: string | number | null | undefined, sessionId: string, context: EncodedContext, tookMs: number, isBinary: boolean): string | Uint8Array {
+  if (isBinary) return packr.pack({ op: 'context', id, sessionId, ...contextFields(context), tookMs });
+  const head = id === undefined ? '{' : `{"op":"context","id":${JSON.stringify(id)},`;
+  return spliceContextJson(`${head}"sessionId":${JSON.stringify(sessionId)},`, context, `,"tookMs":${tookMs}}`);
 }
 
 /**

@@ -24,8 +24,13 @@ export function replyJson(ctx: GatewayContext, call: HttpCall, status: number, b
   reply(ctx, call, status, 'application/json', JSON.stringify(body), close);
 }
 
+/** A route result that is already JSON bytes (the session-start reply): written as is. */
+export class RawJson {
+  constructor(readonly bytes: string | Uint8Array) {}
+}
+
 /** Write a reply of any content type, corked. */
-export function reply(ctx: GatewayContext, call: HttpCall, status: number, contentType: string, body: string, close = false): void {
+export function reply(ctx: GatewayContext, call: HttpCall, status: number, contentType: string, body: string | Uint8Array, close = false): void {
   if (call.aborted || call.done) return;
   call.done = true;
   ctx.metrics.http.inc(String(status));

@@ -3,7 +3,8 @@ import { MemgateError, badRequest } from '../core/errors.ts';
 import type { Scope } from '../core/types.ts';
 import { scopeEvent, type GatewayContext } from './context.ts';
 import { checkScopeId, parseSearchBody, parseStart, parseTurn } from './frames.ts';
-import { authorize, beginCall, pathParams, readJson, reply, replyError, replyJson } from './http-io.ts';
+import { encodeContextReply } from './codec.ts';
+import { RawJson, authorize, beginCall, pathParams, readJson, reply, replyError, replyJson } from './http-io.ts';
 import { METRICS_CONTENT_TYPE } from './metrics.ts';
 
 /** What a route handler gets: the caller's tenant, decoded path parameters, named query values, the JSON body. */
@@ -42,7 +43,11 @@ function jsonRoute(ctx: GatewayContext, spec: RouteSpec, fn: RouteFn): (res: Htt
       ctx.inflight.enter();
       body
         .then(
-          (b) => fn({ tenantId, params, query, body: b }).then((out) => replyJson(ctx, call, 200, out), (err: unknown) => replyError(ctx, call, err)),
+          (b) =>
+            fn({ tenantId, params, query, body: b }).then(
+              (out) => (out instanceof RawJson ? reply(ctx, call, 200, 'application/json', out.bytes) : replyJson(ctx, call, 200, out)),
+              (err: unknown) => replyError(ctx, call, err),
+            ),
           // The body was refused before it was read through: close the connection after the reply.
           (err: unknown) => replyError(ctx, call, err, true),
         )
@@ -92,10 +97,10 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
       const t0 = performance.now();
       const req = parseStart(objectBody(body));
       const scope = { tenantId, agentId: req.agentId, userId: req.userId };
-      const context = await service.startSession(scope, req.sessionId);
+      const started = await service.startSessionEncoded(scope, req.sessionId);
       ctx.metrics.start.observe(performance.now() - t0);
-      ctx.outbox.push(scopeEvent('session.started', scope, context.sessionId, {}));
-      return context;
+      ctx.outbox.push(scopeEvent('session.started', scope, started.sessionId, {}));
+      return new RawJson(encodeContextReply(undefined, started.sessionId, started.context, started.tookMs, false));
     }),
   );
 

@@ -1,7 +1,7 @@
 import { MemgateError } from '../core/errors.ts';
 import type { Scope, TurnInput } from '../core/types.ts';
 import type { AckReply } from '../service/api.ts';
-import { encodeAck, encodeFrame, type Frame } from './codec.ts';
+import { encodeAck, encodeContextReply, encodeFrame, type Frame } from './codec.ts';
 import { scopeEvent, type GatewayContext } from './context.ts';
 import { internalTopic } from './events.ts';
 import { parseSearch, parseStart, parseTopics, parseTurn, type RequestId } from './frames.ts';
@@ -90,14 +90,15 @@ export function handleStart(ctx: GatewayContext, ws: Socket, c: Connection, fram
     c,
     async () => {
       try {
-        const context = await ctx.service.startSession(scope, req.sessionId);
+        const started = await ctx.service.startSessionEncoded(scope, req.sessionId);
         if (c.scope === null && !c.closed) ctx.metrics.activeCalls++;
         c.scope = scope;
-        c.sessionId = context.sessionId;
+        c.sessionId = started.sessionId;
         c.seq = 0;
-        cork(ws, c, true, () => send(ctx, ws, c, encodeFrame({ op: 'context', id, ...context }, isBinary), isBinary));
+        const frame = encodeContextReply(id, started.sessionId, started.context, started.tookMs, isBinary);
+        cork(ws, c, true, () => send(ctx, ws, c, frame, isBinary));
         ctx.metrics.start.observe(performance.now() - t0);
-        ctx.outbox.push(scopeEvent('session.started', scope, context.sessionId, {}));
+        ctx.outbox.push(scopeEvent('session.started', scope, started.sessionId, {}));
       } catch (err) {
         cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
       }

@@ -1,5 +1,5 @@
 import type { ExtractionSchema } from '../core/schema.ts';
-import type { ContextFact, FactValue, Scope, SearchResult, SessionContext, SessionSummary, TemporalEntity, ToolDefinition, Turn, TurnInput } from '../core/types.ts';
+import type { ContextFact, EncodedContext, FactValue, Scope, SearchResult, SessionContext, SessionSummary, TemporalEntity, ToolDefinition, Turn, TurnInput } from '../core/types.ts';
 import type { MaybePromise } from '../ports/turn-buffer.ts';
 
 /** Session start reply body (PROTOCOL.md `context`, without op/id). */
@@ -12,6 +12,13 @@ export interface ContextReply {
   summaries: SessionSummary[];
   contextBlock: string;
   tools: ToolDefinition[];
+  tookMs: number;
+}
+
+/** A started session whose context is still serialised (see memory/encoded-context.ts). */
+export interface EncodedStart {
+  sessionId: string;
+  context: EncodedContext;
   tookMs: number;
 }
 
@@ -60,6 +67,8 @@ export interface ExtractionReport {
 export interface MemoryApi {
   /** Session start: one read of the context cache (refilled from the hot document on a miss). */
   startSession(scope: Scope, sessionId?: string): Promise<ContextReply>;
+  /** Session start with the context left as the cache stores it, for replies that splice its bytes. */
+  startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart>;
   /** Turn append: validate, durable write, ack; may publish an extraction job. Sync when the buffer is. */
   appendTurn(scope: Scope, sessionId: string, input: TurnInput): MaybePromise<AckReply>;
   /** The session's scope, for routes that carry only a session id; null when unknown. */

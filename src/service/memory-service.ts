@@ -4,16 +4,17 @@ import { MemgateError, badRequest } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { estimateTokens } from '../core/tokens.ts';
-import type { Scope, SessionContext, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
+import type { EncodedContext, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
 import type { Config } from '../config/schema.ts';
 import type { ExtractionSchema } from '../core/schema.ts';
 import type { Ports } from '../ports/index.ts';
 import type { AppendOutcome } from '../ports/turn-buffer.ts';
 import { activeEntities } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
+import { contextFields, encodeContext } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
 import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
-import type { AckReply, ContextReply, ExtractionReport, MemoryApi, SearchOptions, SearchReply } from './api.ts';
+import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply } from './api.ts';
 import { SchemaRegistry } from './schema-registry.ts';
 
 /** The memory engine behind the gateway: call-path operations stay thin; intelligence runs in the pipeline. */
@@ -44,29 +45,25 @@ export class MemoryService implements MemoryApi {
   }
 
   async startSession(scope: Scope, sessionId?: string): Promise<ContextReply> {
+    const started = await this.startSessionEncoded(scope, sessionId);
+    return { sessionId: started.sessionId, ...contextFields(started.context), tookMs: started.tookMs };
+  }
+
+  async startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart> {
     const t0 = performance.now();
     const id = sessionId ?? newId('s_');
     const now = this.clock.now();
     const [, cached] = await Promise.all([this.ports.buffer.openSession({ sessionId: id, scope, startedAt: now, endedAt: null }), this.ports.cache.get(scope)]);
-    let ctx: SessionContext;
-    if (cached && (cached.expiresAt === null || cached.expiresAt > now)) ctx = cached;
+    let context: EncodedContext;
+    if (cached && (cached.expiresAt === null || cached.expiresAt > now)) context = cached;
     else {
       // Miss (or an ephemeral fact expired): one document read refills the cache.
       const [doc, buffered] = await Promise.all([this.ports.documents.getHot(scope), this.ports.buffer.list(scope)]);
-      ctx = buildSessionContext(doc, { now, contextWindowTurns: this.config.memory.contextWindowTurns, bufferedTurns: buffered });
-      await this.ports.cache.set(scope, ctx);
+      const built = buildSessionContext(doc, { now, contextWindowTurns: this.config.memory.contextWindowTurns, bufferedTurns: buffered });
+      await this.ports.cache.set(scope, built);
+      context = encodeContext(built);
     }
-    return {
-      sessionId: id,
-      profile: ctx.profile,
-      facts: ctx.facts,
-      possibly: ctx.possibly,
-      recent: ctx.recent,
-      summaries: ctx.summaries,
-      contextBlock: ctx.contextBlock,
-      tools: ctx.tools,
-      tookMs: round(performance.now() - t0),
-    };
+    return { sessionId: id, context, tookMs: round(performance.now() - t0) };
   }
 
   appendTurn(scope: Scope, sessionId: string, input: TurnInput): AckReply | Promise<AckReply> {

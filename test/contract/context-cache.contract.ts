@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ContextCache } from '../../src/ports/context-cache.ts';
+import { decodeContext } from '../../src/memory/encoded-context.ts';
 import { makeSessionContext, randomScope, sibling } from '../support/fixtures.ts';
 import { useSubject, type ContractOptions } from '../support/subject.ts';
 
-/** The ContextCache contract: per-user get/set/delete of plain-data session contexts. */
+/** The ContextCache contract: per-user get/set/delete of plain-data session contexts, stored pre-serialised. */
 export function contextCacheContract(name: string, make: () => Promise<ContextCache>, opts: ContractOptions<ContextCache> = {}): void {
   describe(`ContextCache contract: ${name}`, () => {
     const cache = useSubject(make, opts);
@@ -16,7 +17,10 @@ export function contextCacheContract(name: string, make: () => Promise<ContextCa
       const scope = randomScope();
       const ctx = makeSessionContext({ expiresAt: 1_772_445_600_000 });
       await cache().set(scope, ctx);
-      expect(await cache().get(scope)).toEqual(ctx);
+      const stored = (await cache().get(scope))!;
+      expect(decodeContext(stored)).toEqual(ctx);
+      // The reply fields are one JSON object a session start can splice without parsing.
+      expect(Buffer.from(stored.json).toString('utf8')).toBe(JSON.stringify({ profile: ctx.profile, facts: ctx.facts, possibly: ctx.possibly, recent: ctx.recent, summaries: ctx.summaries, contextBlock: ctx.contextBlock, tools: ctx.tools }));
     });
 
     it('overwrites on a second set', async () => {
@@ -24,7 +28,7 @@ export function contextCacheContract(name: string, make: () => Promise<ContextCa
       await cache().set(scope, makeSessionContext({ version: 1 }));
       const newer = makeSessionContext({ version: 2, contextBlock: 'newer block' });
       await cache().set(scope, newer);
-      expect(await cache().get(scope)).toEqual(newer);
+      expect(decodeContext((await cache().get(scope))!)).toEqual(newer);
     });
 
     it('deletes, and deleting a missing entry is fine', async () => {

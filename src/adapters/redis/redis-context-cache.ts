@@ -1,6 +1,7 @@
 import { Packr } from 'msgpackr';
 import type { Redis } from 'ioredis';
-import type { Scope, SessionContext } from '../../core/types.ts';
+import type { EncodedContext, Scope, SessionContext } from '../../core/types.ts';
+import { encodeContext, fromStored, toStored } from '../../memory/encoded-context.ts';
 import type { ContextCache } from '../../ports/context-cache.ts';
 import { guarded } from './create-redis.ts';
 import { userKeys } from './keys.ts';
@@ -19,9 +20,10 @@ const DEFAULT_TTL_MS = 7 * 24 * 3_600_000;
 const packr = new Packr({ useRecords: false });
 
 /**
- * ContextCache on Redis: one msgpack value per agent+user, so session start is
- * exactly one GET. Holds derived data only, so it tolerates eviction
- * (`volatile-*` maxmemory policies may drop it; the buffer's keys have no TTL).
+ * ContextCache on Redis: one msgpack value per agent+user (reply fields
+ * pre-serialised), so session start is exactly one GET and no decode. Holds
+ * derived data only, so it tolerates eviction (`volatile-*` maxmemory policies
+ * may drop it; the buffer's keys have no TTL).
  */
 export class RedisContextCache implements ContextCache {
   private readonly prefix: string;
@@ -39,13 +41,13 @@ export class RedisContextCache implements ContextCache {
     this.closeConnection = options.closeConnection ?? false;
   }
 
-  async get(scope: Scope): Promise<SessionContext | null> {
+  async get(scope: Scope): Promise<EncodedContext | null> {
     const data = await guarded('cache.get', this.redis.getBuffer(this.key(scope)));
-    return data === null ? null : (packr.unpack(data) as SessionContext);
+    return data === null ? null : fromStored(packr.unpack(data));
   }
 
   async set(scope: Scope, context: SessionContext): Promise<void> {
-    const data = packr.pack(context);
+    const data = packr.pack(toStored(encodeContext(context)));
     const key = this.key(scope);
     await guarded('cache.set', this.ttlMs > 0 ? this.redis.set(key, data, 'PX', this.ttlMs) : this.redis.set(key, data));
   }

@@ -1,10 +1,11 @@
-import type { Scope, SessionContext } from '../../core/types.ts';
+import type { EncodedContext, Scope, SessionContext } from '../../core/types.ts';
+import { encodeContext, fromStored, toStored } from '../../memory/encoded-context.ts';
 import type { ContextCache } from '../../ports/context-cache.ts';
 import { packPlain, unpackPlain } from './codec.ts';
 import type { Database } from './database.ts';
 import { migrate } from './migrations.ts';
 
-/** The embedded preloaded-context cache: one MessagePack blob per agent+user, read by primary key. */
+/** The embedded preloaded-context cache: one MessagePack blob per agent+user (reply fields pre-serialised), read by primary key. */
 export class SqliteContextCache implements ContextCache {
   private readonly select;
   private readonly upsert;
@@ -23,13 +24,13 @@ export class SqliteContextCache implements ContextCache {
     this.remove = db.prepare('DELETE FROM cc_contexts WHERE tenant_id = ? AND agent_id = ? AND user_id = ?');
   }
 
-  async get(scope: Scope): Promise<SessionContext | null> {
+  async get(scope: Scope): Promise<EncodedContext | null> {
     const row = this.select.get(scope.tenantId, scope.agentId, scope.userId);
-    return row ? unpackPlain<SessionContext>(row.body) : null;
+    return row ? fromStored(unpackPlain<unknown>(row.body)) : null;
   }
 
   async set(scope: Scope, context: SessionContext): Promise<void> {
-    this.upsert.run(scope.tenantId, scope.agentId, scope.userId, packPlain(context));
+    this.upsert.run(scope.tenantId, scope.agentId, scope.userId, packPlain(toStored(encodeContext(context))));
   }
 
   async delete(scope: Scope): Promise<void> {

@@ -4,7 +4,7 @@ import type { Scope, Turn, TurnInput } from '../../../src/core/types.ts';
 import { defaultConfig, type Config } from '../../../src/config/schema.ts';
 import { InProcessEventBus } from '../../../src/adapters/memory/event-bus.ts';
 import type { GatewayRuntime } from '../../../src/gateway/context.ts';
-import type { AckReply, ContextReply, ExtractionReport, MemoryApi, SearchReply } from '../../../src/service/api.ts';
+import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchReply } from '../../../src/service/api.ts';
 
 /**
  * A scripted MemoryApi for gateway behaviour the embedded engine cannot show:
@@ -33,6 +33,11 @@ export class FakeMemoryApi implements MemoryApi {
     const id = sessionId ?? `s_${this.sessions.size + 1}`;
     this.sessions.set(`${scope.tenantId}/${id}`, scope);
     return this.later(() => ({ sessionId: id, profile: {}, facts: [], possibly: [], recent: [], summaries: [], contextBlock: '', tools: [], tookMs: 0 }));
+  }
+
+  async startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart> {
+    const { sessionId: id, tookMs, ...fields } = await this.startSession(scope, sessionId);
+    return { sessionId: id, tookMs, context: { version: 0, builtAt: 0, expiresAt: null, json: Buffer.from(JSON.stringify(fields)) } };
   }
 
   appendTurn(scope: Scope, sessionId: string, input: TurnInput): AckReply | Promise<AckReply> {
