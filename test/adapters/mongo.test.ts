@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMongoStores, MongoColdArchive, MongoDocumentStore, type MongoStores } from '../../src/adapters/mongo/index.ts';
 import { COLLECTIONS, hotId } from '../../src/adapters/mongo/records.ts';
@@ -6,17 +5,8 @@ import { sharedClose } from '../../src/adapters/mongo/stores.ts';
 import { coldArchiveContract } from '../contract/cold-archive.contract.ts';
 import { documentStoreContract } from '../contract/document-store.contract.ts';
 import { makeHotDoc, makeTurn, randomScope, rid } from '../support/fixtures.ts';
+import { closedPort } from '../support/net.ts';
 import { describeWithServer } from '../support/servers.ts';
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 describeWithServer('mongo', 'MongoDB adapters', (url) => {
   // Own database per file run, dropped afterwards: files and runs never share data.

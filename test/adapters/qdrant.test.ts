@@ -1,20 +1,10 @@
-import { createServer } from 'node:net';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQdrantAcuIndex, QdrantAcuIndex } from '../../src/adapters/qdrant/index.ts';
 import { acuIndexContract } from '../contract/acu-index.contract.ts';
 import { CONTRACT_DIMENSIONS, makeAcu, randomScope, rid, unitVector } from '../support/fixtures.ts';
+import { closedPort } from '../support/net.ts';
 import { describeWithServer } from '../support/servers.ts';
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 describeWithServer('qdrant', 'Qdrant adapter', (url) => {
   // Own collection per file run, deleted afterwards: files and runs never share points.

@@ -2,18 +2,19 @@ import type { Collection, Db } from 'mongodb';
 import type { Scope, Turn } from '../../core/types.ts';
 import type { ColdArchive, ColdHit } from '../../ports/cold-archive.ts';
 import { archiveOps, fromColdRecord, textSearchQuery, type ColdRecord, type ScoredColdRecord } from './cold-queries.ts';
-import { classifyMongoError } from './errors.ts';
 import { COLLECTIONS, scopeFilter } from './records.ts';
+import { MongoStoreBase } from './store-base.ts';
 
 /**
  * Tier 3 on MongoDB: verbatim turns in `cold_turns`, keyword-searched with `$text` on a
  * compound (scope, text) index. `rank` is MongoDB's textScore (larger = better).
  */
-export class MongoColdArchive implements ColdArchive {
+export class MongoColdArchive extends MongoStoreBase implements ColdArchive {
   private readonly turns: Collection<ColdRecord>;
 
   /** `release` is called once on the first `close()` (the factory shares one client between stores). */
-  constructor(db: Db, private release: () => Promise<void> = async () => {}) {
+  constructor(db: Db, release: () => Promise<void> = async () => {}) {
+    super(release);
     this.turns = db.collection<ColdRecord>(COLLECTIONS.cold);
   }
 
@@ -37,19 +38,5 @@ export class MongoColdArchive implements ColdArchive {
 
   async forget(scope: Scope): Promise<void> {
     await this.call('forget', () => this.turns.deleteMany(scopeFilter(scope)));
-  }
-
-  async close(): Promise<void> {
-    const release = this.release;
-    this.release = async () => {};
-    await release();
-  }
-
-  private async call<T>(op: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw classifyMongoError(err, op);
-    }
   }
 }

@@ -4,6 +4,7 @@ import type { ExtractionSchema } from '../../core/schema.ts';
 import type { HotDocument, Scope } from '../../core/types.ts';
 import type { DocumentStore } from '../../ports/document-store.ts';
 import { classifyMongoError, isDuplicateKey } from './errors.ts';
+import { MongoStoreBase } from './store-base.ts';
 import { casFilter, casUpdate, COLLECTIONS, fromHotRecord, hotId, schemaId, scopeFilter, toHotRecord, toSchemaRecord, type HotRecord, type SchemaRecord } from './records.ts';
 
 /**
@@ -12,12 +13,13 @@ import { casFilter, casUpdate, COLLECTIONS, fromHotRecord, hotId, schemaId, scop
  * key), later versions an update conditioned on the version read. So two workers can never
  * both commit on the same base, and the append-only supersession history cannot fork.
  */
-export class MongoDocumentStore implements DocumentStore {
+export class MongoDocumentStore extends MongoStoreBase implements DocumentStore {
   private readonly hot: Collection<HotRecord>;
   private readonly schemas: Collection<SchemaRecord>;
 
   /** `release` is called once on the first `close()` (the factory shares one client between stores). */
-  constructor(db: Db, private release: () => Promise<void> = async () => {}) {
+  constructor(db: Db, release: () => Promise<void> = async () => {}) {
+    super(release);
     this.hot = db.collection<HotRecord>(COLLECTIONS.hot);
     this.schemas = db.collection<SchemaRecord>(COLLECTIONS.schemas);
   }
@@ -59,19 +61,5 @@ export class MongoDocumentStore implements DocumentStore {
   /** Drops the user's hot document; schemas belong to the agent and stay. */
   async forget(scope: Scope): Promise<void> {
     await this.call('forget', () => this.hot.deleteMany(scopeFilter(scope)));
-  }
-
-  async close(): Promise<void> {
-    const release = this.release;
-    this.release = async () => {};
-    await release();
-  }
-
-  private async call<T>(op: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw classifyMongoError(err, op);
-    }
   }
 }

@@ -8,6 +8,7 @@
  */
 import type { Filter, UpdateFilter } from 'mongodb';
 import { stableHash } from '../../core/ids.ts';
+import { withSeq } from '../../core/turn-fields.ts';
 import type { ExtractionSchema } from '../../core/schema.ts';
 import type { HotDocument, ProfileEntry, Scope, SessionSummary, TemporalEntity, Turn } from '../../core/types.ts';
 
@@ -63,20 +64,7 @@ export function schemaId(tenantId: string, agentId: string): string {
 
 /** A Turn with only the port's fields, optional ones left out when absent (null read back = absent). */
 export function turnRecord(turn: Turn): Turn {
-  const out: Turn = {
-    turnId: turn.turnId,
-    seq: turn.seq,
-    sessionId: turn.sessionId,
-    role: turn.role,
-    text: turn.text,
-    ts: turn.ts,
-    receivedAt: turn.receivedAt,
-    tokens: turn.tokens,
-  };
-  if (turn.speaker !== undefined && turn.speaker !== null) out.speaker = turn.speaker;
-  if (turn.asrConfidence !== undefined && turn.asrConfidence !== null) out.asrConfidence = turn.asrConfidence;
-  if (turn.interrupted !== undefined && turn.interrupted !== null) out.interrupted = turn.interrupted;
-  return out;
+  return withSeq(turn, turn.seq);
 }
 
 function entityRecord(e: TemporalEntity): TemporalEntity {

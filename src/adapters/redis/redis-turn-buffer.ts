@@ -21,6 +21,7 @@
  * by one small field per turn ever appended, until `forget`.
  */
 import type { Redis } from 'ioredis';
+import { turnFields } from '../../core/turn-fields.ts';
 import type { Scope, Turn } from '../../core/types.ts';
 import type { AppendOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
 import { guarded } from './create-redis.ts';
@@ -70,7 +71,7 @@ export class RedisTurnBuffer implements TurnBuffer {
    * is answered from the idempotency hash: original seq, the retried body.
    */
   async append(scope: Scope, sessionId: string, turn: Omit<Turn, 'seq' | 'turnId'> & { turnId: string }): Promise<AppendOutcome> {
-    const stored = { ...turn, sessionId };
+    const stored = turnFields(turn, sessionId);
     const k = this.keys(scope);
     // The counter is an integer (HINCRBY); token estimates are integers already, this only guards odd callers.
     const tokens = Number.isFinite(turn.tokens) ? Math.max(0, Math.round(turn.tokens)) : 0;

@@ -1,4 +1,5 @@
 import { Packr } from 'msgpackr';
+import { turnFields } from '../../core/turn-fields.ts';
 import type { Turn } from '../../core/types.ts';
 
 /** Plain MessagePack maps (no msgpackr records), so any decoder (even Lua's cmsgpack) can read the entries. */
@@ -9,19 +10,7 @@ type StoredTurn = Omit<Turn, 'seq'>;
 
 /** msgpack of a turn without its seq; optional fields are left out rather than stored as nil. */
 export function encodeTurn(turn: Omit<Turn, 'seq'>): Buffer {
-  const stored: StoredTurn = {
-    turnId: turn.turnId,
-    sessionId: turn.sessionId,
-    role: turn.role,
-    text: turn.text,
-    ts: turn.ts,
-    receivedAt: turn.receivedAt,
-    tokens: turn.tokens,
-  };
-  if (turn.speaker !== undefined) stored.speaker = turn.speaker;
-  if (turn.asrConfidence !== undefined) stored.asrConfidence = turn.asrConfidence;
-  if (turn.interrupted !== undefined) stored.interrupted = turn.interrupted;
-  return packr.pack(stored);
+  return packr.pack(turnFields(turn));
 }
 
 /** The turn back from a stream entry: `seq` comes from the entry id `<seq>-0`. */

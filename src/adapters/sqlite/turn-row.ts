@@ -1,4 +1,5 @@
 import type { Role, Turn } from '../../core/types.ts';
+import { withSeq } from '../../core/turn-fields.ts';
 
 /** A `tb_turns` row as better-sqlite3 returns it. */
 export interface TurnRow {
@@ -53,18 +54,5 @@ export function rowToTurn(row: TurnRow): Turn {
 
 /** The Turn an append stores: only the port's fields, whatever else the caller's object carried. */
 export function toStoredTurn(seq: number, sessionId: string, input: Omit<Turn, 'seq' | 'turnId'> & { turnId: string }): Turn {
-  const turn: Turn = {
-    turnId: input.turnId,
-    seq,
-    sessionId,
-    role: input.role,
-    text: input.text,
-    ts: input.ts,
-    receivedAt: input.receivedAt,
-    tokens: input.tokens,
-  };
-  if (input.speaker !== undefined) turn.speaker = input.speaker;
-  if (input.asrConfidence !== undefined) turn.asrConfidence = input.asrConfidence;
-  if (input.interrupted !== undefined) turn.interrupted = input.interrupted;
-  return turn;
+  return withSeq(input, seq, sessionId);
 }
