@@ -78,7 +78,14 @@ export const configSchema = z.strictObject({
   sqlite: z.strictObject({ path: z.string().default('./data/memgate.db') }).prefault({}),
   schemasDir: z.string().default('./config/schemas'),
   adapters: adaptersSchema.prefault({}),
-  redis: z.strictObject({ url: z.string().default('redis://127.0.0.1:6379'), keyPrefix: z.string().default('mg:') }).prefault({}),
+  redis: z
+    .strictObject({
+      url: z.string().default('redis://127.0.0.1:6379'),
+      keyPrefix: z.string().default('mg:'),
+      /** How long an archived turn's id still dedupes a retried append (0 = forever). */
+      idempotencyHorizonMs: z.int().min(0).default(7 * 24 * 3_600_000),
+    })
+    .prefault({}),
   nats: z
     .strictObject({
       servers: z.string().default('nats://127.0.0.1:4222'),

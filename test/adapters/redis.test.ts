@@ -108,16 +108,54 @@ describeWithServer('redis', 'Redis adapters', (url) => {
     it('puts all of a user’s keys in one cluster slot and leaves no key behind after forget', async () => {
       const scope = randomScope({ userId: 'u:{odd}%id' });
       const buffer = new RedisTurnBuffer(redis, prefix);
-      await buffer.append(scope, 's-1', makeTurnInput());
+      const [a] = [await buffer.append(scope, 's-1', makeTurnInput()), await buffer.append(scope, 's-1', makeTurnInput())];
+      await buffer.remove(scope, [a.turn.turnId]);
       await buffer.openSession({ sessionId: rid('s-'), scope, startedAt: 1, endedAt: null });
       const keys = userKeys(prefix, scope);
-      const present = [keys.turns, keys.meta, keys.ids, keys.sessions];
-      expect(await redis.exists(...present)).toBe(4);
+      const present = [keys.turns, keys.meta, keys.ids, keys.retired, keys.sessions];
+      expect(await redis.exists(...present)).toBe(5);
       expect(new Set(present.map(hashTag)).size).toBe(1);
       expect(hashTag(keys.turns)).not.toContain('{');
       for (const key of present) expect(await redis.pttl(key)).toBe(-1);
       await buffer.forget(scope);
       expect(await redis.exists(...present)).toBe(0);
+    });
+
+    it('keeps an archived turn\'s id for the idempotency horizon, then lets it go (bounded memory)', async () => {
+      const scope = randomScope();
+      let now = 1_000_000;
+      const buffer = new RedisTurnBuffer(redis, prefix, { idempotencyHorizonMs: 60_000, now: () => now });
+      const keys = userKeys(prefix, scope);
+      const old = await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'old-1', tokens: 3 }));
+      await buffer.remove(scope, ['old-1']);
+      now += 59_000;
+      // Within the horizon a retry is still the same turn.
+      expect(await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'old-1', tokens: 3 }))).toMatchObject({ duplicate: true, turn: { seq: old.turn.seq } });
+      await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'mid-1', tokens: 3 }));
+      await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'live-1', tokens: 3 }));
+      now += 2_000;
+      // This removal is past old-1's horizon: its id leaves the hash and the stamp set.
+      await buffer.remove(scope, ['mid-1']);
+      expect(await redis.hexists(keys.ids, 'old-1')).toBe(0);
+      expect(await redis.zscore(keys.retired, 'old-1')).toBeNull();
+      expect(await redis.hexists(keys.ids, 'mid-1')).toBe(1);
+      // A buffered turn's id is never dropped, however old: it is not retired until removed.
+      expect(await redis.hexists(keys.ids, 'live-1')).toBe(1);
+      expect(await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'live-1', tokens: 3 }))).toMatchObject({ duplicate: true });
+      expect(await buffer.pendingTokens(scope)).toBe(3);
+      // Past the horizon a resent id is a new turn, with a new seq.
+      const resent = await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'old-1', tokens: 3 }));
+      expect(resent.duplicate).toBe(false);
+      expect(resent.turn.seq).toBeGreaterThan(old.turn.seq);
+    });
+
+    it('keeps every id forever with a horizon of 0', async () => {
+      const scope = randomScope();
+      const buffer = new RedisTurnBuffer(redis, prefix, { idempotencyHorizonMs: 0, now: () => 5 });
+      await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'x-1' }));
+      await buffer.remove(scope, ['x-1']);
+      expect(await redis.exists(userKeys(prefix, scope).retired)).toBe(0);
+      expect((await buffer.append(scope, 's-1', makeTurnInput({ turnId: 'x-1' }))).duplicate).toBe(true);
     });
 
     it('runs on a server with the persistence the buffer requires (AOF on)', async () => {

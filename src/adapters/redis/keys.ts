@@ -18,8 +18,10 @@ export interface UserKeys {
   readonly turns: string;
   /** Hash: `seq` (last issued) and `tokens` (buffered, un-extracted). */
   readonly meta: string;
-  /** Hash turnId → seq: idempotency, kept after the turn leaves the stream. */
+  /** Hash turnId → seq: idempotency, kept for a horizon after the turn leaves the stream. */
   readonly ids: string;
+  /** Sorted set turnId → removal time (ms): which idempotency entries to drop once past the horizon. */
+  readonly retired: string;
   /** Set of the user's session ids, so `forget` can find the session hashes. */
   readonly sessions: string;
   /** msgpack SessionContext (the context cache). */
@@ -33,6 +35,7 @@ export function userKeys(prefix: string, scope: Scope): UserKeys {
     turns: `${base}:turns`,
     meta: `${base}:meta`,
     ids: `${base}:ids`,
+    retired: `${base}:retired`,
     sessions: `${base}:sessions`,
     context: `${base}:ctx`,
   };

@@ -17,8 +17,8 @@
  *
  * Layout per agent+user (one hash tag, see keys.ts): a stream of turns with
  * entry id `<seq>-0`; a meta hash {seq, tokens}; an idempotency hash turnId →
- * seq that outlives removal; a set of session ids. The idempotency hash grows
- * by one small field per turn ever appended, until `forget`.
+ * seq that outlives removal by `idempotencyHorizonMs` (a sorted set stamps each
+ * removal so later removals can drop what is past it); a set of session ids.
  */
 import type { Redis } from 'ioredis';
 import { turnFields } from '../../core/turn-fields.ts';
@@ -33,11 +33,20 @@ import { decodeTurn, encodeTurn, entryField, seqOfEntryId } from './turn-codec.t
 export interface RedisTurnBufferOptions {
   /** Session records expire this long after their last open/end (0 = never). Default 30 days. */
   sessionTtlMs?: number;
+  /**
+   * How long a turn's id still dedupes retries after the turn left the buffer
+   * (0 = forever, one hash field per turn ever appended). Default 7 days:
+   * clients retry within seconds, a replayed backlog within days.
+   */
+  idempotencyHorizonMs?: number;
   /** Quit the connection on `close()` (true when the buffer owns it). */
   closeConnection?: boolean;
+  /** Clock of the removal stamps (tests move it). */
+  now?: () => number;
 }
 
 const DEFAULT_SESSION_TTL_MS = 30 * 24 * 3_600_000;
+export const DEFAULT_IDEMPOTENCY_HORIZON_MS = 7 * 24 * 3_600_000;
 
 type AppendReply = [number, number, number, Buffer | null];
 
@@ -45,6 +54,8 @@ type AppendReply = [number, number, number, Buffer | null];
 export class RedisTurnBuffer implements TurnBuffer {
   private readonly prefix: string;
   private readonly sessionTtlMs: number;
+  private readonly horizonMs: number;
+  private readonly now: () => number;
   private readonly closeConnection: boolean;
   private readonly appendScript: BoundScript;
   private readonly removeScript: BoundScript;
@@ -59,9 +70,11 @@ export class RedisTurnBuffer implements TurnBuffer {
   ) {
     this.prefix = keyPrefix;
     this.sessionTtlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+    this.horizonMs = options.idempotencyHorizonMs ?? DEFAULT_IDEMPOTENCY_HORIZON_MS;
+    this.now = options.now ?? Date.now;
     this.closeConnection = options.closeConnection ?? false;
     this.appendScript = bindScript(redis, 'memgateAppendTurn', APPEND_TURN, 3, true);
-    this.removeScript = bindScript(redis, 'memgateRemoveTurns', REMOVE_TURNS, 3);
+    this.removeScript = bindScript(redis, 'memgateRemoveTurns', REMOVE_TURNS, 4);
     this.openScript = bindScript(redis, 'memgateOpenSession', OPEN_SESSION, 1);
     this.endScript = bindScript(redis, 'memgateEndSession', END_SESSION, 1);
   }
@@ -96,7 +109,7 @@ export class RedisTurnBuffer implements TurnBuffer {
   async remove(scope: Scope, turnIds: readonly string[]): Promise<void> {
     if (turnIds.length === 0) return;
     const k = this.keys(scope);
-    await guarded('remove', this.removeScript([k.meta, k.ids, k.turns], turnIds));
+    await guarded('remove', this.removeScript([k.meta, k.ids, k.turns, k.retired], [this.now(), this.horizonMs, ...turnIds]));
   }
 
   async pendingTokens(scope: Scope): Promise<number> {
@@ -137,7 +150,7 @@ export class RedisTurnBuffer implements TurnBuffer {
     const sessionIds = await guarded('forget', this.redis.smembers(k.sessions));
     // Session hashes live in other slots: one DEL each (auto-pipelined into one write).
     await guarded('forget', Promise.all(sessionIds.map((id) => this.redis.del(sessionKey(this.prefix, scope.tenantId, id)))));
-    await guarded('forget', this.redis.del(k.turns, k.meta, k.ids, k.sessions));
+    await guarded('forget', this.redis.del(k.turns, k.meta, k.ids, k.retired, k.sessions));
   }
 
   async close(): Promise<void> {

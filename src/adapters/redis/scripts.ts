@@ -34,23 +34,31 @@ return {seq, 0, pending, false}
 `;
 
 /**
- * KEYS: meta, ids, turns. ARGV: turnIds. XDELs each turn still in the stream and
- * subtracts exactly its own tokens, in the same atomic step, so a concurrent
- * append's increment is never lost. Idempotency entries stay (a late retry of
- * an archived turn is still a duplicate). Returns {removed, pendingTokens}.
+ * KEYS: meta, ids, turns, retired. ARGV: now (ms), horizon (ms, 0 = forever),
+ * turnIds. XDELs each turn still in the stream and subtracts exactly its own
+ * tokens, in the same atomic step, so a concurrent append's increment is never
+ * lost. Idempotency entries stay for `horizon` after removal (a retry of an
+ * archived turn within it is still a duplicate): each removed id is stamped in
+ * the `retired` sorted set, and ids retired longer ago than that leave both, at
+ * most 1,000 per call, so the hash stays bounded by the buffered turns plus one
+ * horizon's worth. Returns {removed, pendingTokens}.
  */
 export const REMOVE_TURNS = `
+local now = tonumber(ARGV[1])
+local horizon = tonumber(ARGV[2])
 local removed = 0
 local tokens = 0
-for _, turnId in ipairs(ARGV) do
+for i = 3, #ARGV do
+  local turnId = ARGV[i]
   local seq = redis.call('HGET', KEYS[2], turnId)
   if seq then
     local id = seq .. '-0'
     local entry = redis.call('XRANGE', KEYS[3], id, id)[1]
     if entry then
       local f = entry[2]
-      for i = 1, #f, 2 do if f[i] == 'k' then tokens = tokens + tonumber(f[i + 1]) end end
+      for j = 1, #f, 2 do if f[j] == 'k' then tokens = tokens + tonumber(f[j + 1]) end end
       removed = removed + redis.call('XDEL', KEYS[3], id)
+      if horizon > 0 then redis.call('ZADD', KEYS[4], now, turnId) end
     end
   end
 end
@@ -59,6 +67,13 @@ if tokens > 0 then
   pending = pending - tokens
   if pending < 0 then pending = 0 end
   redis.call('HSET', KEYS[1], 'tokens', pending)
+end
+if horizon > 0 then
+  local old = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - horizon, 'LIMIT', 0, 1000)
+  if #old > 0 then
+    redis.call('HDEL', KEYS[2], unpack(old))
+    redis.call('ZREM', KEYS[4], unpack(old))
+  end
 end
 return {removed, pending}
 `;
