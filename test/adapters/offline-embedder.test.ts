@@ -74,6 +74,22 @@ describe('OfflineEmbedder', () => {
     expect(cosine(typo, e.embedOne('flats in Whitefield'))).toBeGreaterThan(cosine(typo, e.embedOne('flats in Sarjapur')) + 0.05);
   });
 
+  it('meets a date however it is written: ISO in the fact, month names in the question', () => {
+    const fact = e.embedOne('Meera Shah (user) saw the cardiologist on 2026-03-15, as of 2026-03-16.');
+    const other = e.embedOne('Meera Shah (user) saw the cardiologist on 2026-05-02, as of 2026-05-03.');
+    for (const q of ['Who did Meera see on March 15, 2026?', 'Who did Meera see on 15 March 2026?', 'Who did Meera see in March?']) {
+      expect(cosine(e.embedOne(q), fact)).toBeGreaterThan(cosine(e.embedOne(q), other) + 0.02);
+    }
+  });
+
+  it('counts a repeated word once, so a name repeated by pronoun rewriting does not outweigh the fact', () => {
+    const q = e.embedOne('the museum trip');
+    const repeated = cosine(q, e.embedOne("Rajiv took Rajiv's kids on the museum trip, Rajiv said"));
+    const once = cosine(q, e.embedOne('Rajiv took the kids on the museum trip'));
+    // Only the extra bigrams move it; a counted repetition would pull it well below.
+    expect(repeated).toBeGreaterThan(0.9 * once);
+  });
+
   it('keeps facts that differ only in the amount below the 0.95 duplicate threshold', () => {
     const a = e.embedOne("Rajiv Kumar (user) said Rajiv Kumar's budget is 50 lakhs, as of 2026-01-05.");
     const b = e.embedOne("Rajiv Kumar (user) said Rajiv Kumar's budget is 80 lakhs, as of 2026-01-15.");

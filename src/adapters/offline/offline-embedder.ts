@@ -29,7 +29,7 @@ const PROBES = 2;
 
 /**
  * Deterministic, network-free text embedder: signed feature hashing of canonical stemmed words,
- * word bigrams and character trigrams, with sublinear term frequency and L2 normalisation.
+ * word bigrams and character trigrams, with binary term frequency and L2 normalisation.
  * It has no notion of meaning beyond shared words, stems, a small synonym map and spelling
  * overlap; it exists so the embedded default runs offline and reproducibly.
  */
@@ -49,19 +49,19 @@ export class OfflineEmbedder implements Embedder {
 
   /** Synchronous form of `embed` for one text (tests, benchmarks, in-process indexes). */
   embedOne(text: string): Float32Array {
-    const counts = new Map<string, { weight: number; n: number }>();
-    for (const f of features(text)) {
-      const c = counts.get(f.key);
-      if (c) c.n += 1;
-      else counts.set(f.key, { weight: f.weight, n: 1 });
-    }
+    // Binary term frequency: a feature counts once, at its highest weight in the text. An ACU
+    // is one sentence, and what repeats in it is mostly its subject's name (every "I", "my" and
+    // "we" rewritten to it): counting repeats made name-heavy facts look alike and drowned what
+    // a fact is about.
+    const weights = new Map<string, number>();
+    for (const f of features(text)) weights.set(f.key, Math.max(f.weight, weights.get(f.key) ?? 0));
     // An empty or all-stopword text still gets a unit vector: a zero vector has no cosine.
-    if (counts.size === 0) counts.set('u:__empty__', { weight: 1, n: 1 });
+    if (weights.size === 0) weights.set('u:__empty__', 1);
     const v = new Float32Array(this.dimensions);
-    for (const [key, { weight, n }] of counts) {
+    for (const [key, weight] of weights) {
       // Each feature lands in PROBES signed slots: a single hash collision then moves a cosine
       // by half as much, which matters at 384 dimensions with ~50 features per text.
-      const w = (weight * (1 + Math.log(n))) / Math.sqrt(PROBES);
+      const w = weight / Math.sqrt(PROBES);
       for (let p = 0; p < PROBES; p++) {
         const h = hash32(key, INDEX_SEED + p * 0x68e31da4);
         const idx = h % this.dimensions;

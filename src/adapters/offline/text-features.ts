@@ -1,5 +1,6 @@
 import { stem } from '../../memory/stem.ts';
 import { canonical } from './synonyms.ts';
+import { calendarDates, pad2 } from '../../memory/calendar-dates.ts';
 
 /**
  * English function words plus words every memory text carries ("user", "agent", "said"):
@@ -43,12 +44,33 @@ export function tokenize(text: string): string[] {
 }
 
 /**
+ * Calendar dates in one canonical form whichever way they are written ("2023-07-06" in an ACU,
+ * "July 6, 2023", "6 July 2023", "July 2023" or "in July" in a question): day, month-of-year,
+ * month and year features, so a question's date meets the same date in a fact. The matched text
+ * is blanked out so its digits do not also count as amounts.
+ */
+export function dateFeatures(text: string): { rest: string; features: Feature[] } {
+  const { dates, rest } = calendarDates(text, true);
+  const out: Feature[] = [];
+  for (const { year: y, month, day } of dates) {
+    const m = pad2(month);
+    out.push({ key: `t:m:${m}`, weight: 0.5 });
+    if (y) out.push({ key: `u:${y}`, weight: 0.5 }, { key: `t:ym:${y}-${m}`, weight: 0.7 });
+    if (day !== undefined) out.push({ key: `t:md:${m}-${pad2(day)}`, weight: 0.5 });
+    if (y && day !== undefined) out.push({ key: `t:ymd:${y}-${m}-${pad2(day)}`, weight: 1 });
+  }
+  return { rest, features: out };
+}
+
+/**
  * Features of a text, before hashing: canonical stemmed unigrams, bigrams of neighbouring
- * content words, and `#word#` character trigrams so names and misspellings still overlap.
+ * content words, `#word#` character trigrams so names and misspellings still overlap, and
+ * canonical date features.
  */
 export function features(text: string): Feature[] {
-  const out: Feature[] = [];
-  const content = tokenize(text).filter((t) => !EMBED_STOPWORDS.has(t));
+  const dated = dateFeatures(text);
+  const out: Feature[] = [...dated.features];
+  const content = tokenize(dated.rest).filter((t) => !EMBED_STOPWORDS.has(t));
   let prev: string | null = null;
   const spelled = new Set<string>();
   for (const tok of content) {
