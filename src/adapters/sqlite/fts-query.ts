@@ -1,4 +1,6 @@
 import { stableHash } from '../../core/ids.ts';
+import { calendarDates, pad2 } from '../../memory/calendar-dates.ts';
+import { stem } from '../../memory/stem.ts';
 import type { Scope } from '../../core/types.ts';
 import { STOPWORDS } from './stopwords.ts';
 
@@ -37,6 +39,36 @@ export function searchTerms(text: string): string[] {
 export function buildFtsMatch(scope: Scope, text: string): string | null {
   const terms = searchTerms(text);
   if (terms.length === 0) return null;
-  const ored = terms.map((t) => `"${t}"`).join(' OR ');
+  const ored = [...datePhrases(text), ...terms.map(ftsTerm)].join(' OR ');
   return `sk : "${ftsScopeToken(scope)}" AND text : (${ored})`;
+}
+
+/** Shortest stem prefix searched as a prefix: shorter ones ("car" → "career") match unrelated words. */
+const MIN_PREFIX = 4;
+/** Shortest query word searched by prefix: shorter words gain little and over-match more. */
+const MIN_WORD = 6;
+
+/**
+ * One query word as an FTS5 term. The index keeps surface forms (no stemmer), so a
+ * longer word is searched by the prefix it shares with its stem: "painting" →
+ * "paint"* finds "painted" and "paints", "explored" → "explor"* finds "exploring".
+ * Short words stay exact.
+ */
+export function ftsTerm(word: string): string {
+  const s = stem(word);
+  let n = 0;
+  while (n < word.length && n < s.length && word[n] === s[n]) n++;
+  // The stemmer's "y" → "i" ("families" → "famili") is no prefix of "family": stop before it.
+  if (n === s.length && s.endsWith('i')) n--;
+  return word.length >= MIN_WORD && n >= MIN_PREFIX && /^[a-z]/.test(word) ? `"${word.slice(0, n)}"*` : `"${word}"`;
+}
+
+/**
+ * Calendar dates of the query as phrases of the ISO form ACUs store ("October 13, 2023" →
+ * "2023 10 13", "July 2023" → "2023 07", "June 26" → "06 26"): the tokenizer splits
+ * "2023-10-13" into consecutive tokens, so the phrase finds the date however the query wrote it.
+ */
+export function datePhrases(text: string): string[] {
+  const phrases = calendarDates(text).dates.map((d) => `"${[d.year, pad2(d.month), d.day === undefined ? undefined : pad2(d.day)].filter((x) => x !== undefined).join(' ')}"`);
+  return [...new Set(phrases)];
 }

@@ -9,6 +9,8 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     'him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only ' +
     'or other our ours ourselves out over own same she should so some such than that the their theirs them themselves ' +
     'then there these they this those through to too under until up very was we were what when where which while who ' +
-    'whom why will with would you your yours yourself yourselves ok okay yes yeah um uh hmm please tell know'
+    'whom why will with would you your yours yourself yourselves ok okay yes yeah um uh hmm please tell know ' +
+    // What the tokenizer leaves of possessives and contractions ("Rajiv's", "don't", "we'll").
+    's t d ll re ve m'
   ).split(' '),
 );
