@@ -308,6 +308,17 @@ describe('OfflineExtractor.compress', () => {
     ]);
   });
 
+  it("merges the caller's question with the agent's answer, and drops small talk addressed by name", async () => {
+    const acus = await compress(turns('q', [
+      { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:00Z', text: 'Thanks, Asha! Does the flat allow pets?' },
+      { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:05Z', text: 'Yes, small pets are fine. Wow, Rajiv!' },
+      { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:10Z', text: 'Long time no see, Asha. Way to go!' },
+    ]));
+    expect(acus.map((a) => [a.text, a.turnRefs])).toEqual([
+      ['Rajiv Kumar (user) asked "Does the flat allow pets?" and Asha (agent) answered "yes, small pets are fine", as of 2026-01-15.', ['q-0', 'q-1']],
+    ]);
+  });
+
   it('keeps verb agreement when rewriting first and second person', async () => {
     const acus = await compress(turns('v', [
       { role: 'user', speaker: 'Meera Shah', at: '2026-01-15T10:00:00Z', text: "I'm lucky to have my husband and kids. We're flexible on dates." },

@@ -117,8 +117,25 @@ const FILLER_WORDS = new Set(
   ).split(' '),
 );
 
-/** A turn or sentence with nothing to remember ("okay", "thanks", "mm-hmm", "bye"). */
+const FILLER_EXTRA = new Set(
+  (
+    'wow whoa woah haha hahaha lol aw aww yay omg gosh cheers totally agree agreed sounds really so amazing fantastic ' +
+    'incredible brilliant sweet'
+  ).split(' '),
+);
+// Set phrases of small talk, removed before the word test ("long time no see", "way to go").
+const FILLER_PHRASE_RE =
+  /\b(?:long time no (?:see|talk|chat|speak)|way to go|good luck|for sure|stay safe|take it easy|no (?:problem|worries)|my pleasure|you're welcome|what's up|how are you|good to (?:see|hear from) you|thanks? (?:a lot|so much|for (?:sharing|asking|the support|letting me know))|sounds like a plan)\b/gi;
+// A name addressed to the listener ("Wow, John!", "Thanks Mel"): a capitalised word after a comma or a filler word.
+// The name must be capitalised (case-sensitive), the word before it in either case.
+const VOCATIVE_LEADS = 'hi hey hello thanks thank you wow congrats congratulations bye cheers sure okay ok great awesome cool'.split(' ').map((w) => `[${w[0]}${w[0]!.toUpperCase()}]${w.slice(1)}`);
+const VOCATIVE_RE = new RegExp(`(^|,\\s*|\\b(?:${VOCATIVE_LEADS.join('|')})\\s+)[A-Z][a-z]+(?=\\s*[,.!?]|\\s*$)`, 'g');
+
+/** A turn or sentence with nothing to remember ("okay", "thanks", "mm-hmm", "bye", "Wow, John!"). */
 export function isFiller(text: string): boolean {
-  const words = text.toLowerCase().replace(/[’‘]/g, "'").replace(/[^a-z'\- ]+/g, ' ').split(/\s+/).filter(Boolean);
-  return words.every((w) => FILLER_WORDS.has(w) || FILLER_WORDS.has(w.replace(/-/g, '')));
+  let cleaned = text.replace(/[’‘]/g, "'").replace(FILLER_PHRASE_RE, ' , ');
+  // "Yes, Whitefield." answers something: the place is no vocative.
+  if (!/^\W*(?:yes|yeah|yep|no|nope|nah)\b/i.test(cleaned)) cleaned = cleaned.replace(VOCATIVE_RE, (m, lead: string) => (lead.length === 0 ? m : lead));
+  const words = cleaned.toLowerCase().replace(/[^a-z'\- ]+/g, ' ').split(/\s+/).filter(Boolean);
+  return words.every((w) => FILLER_WORDS.has(w) || FILLER_EXTRA.has(w) || FILLER_WORDS.has(w.replace(/-/g, '')));
 }

@@ -60,8 +60,20 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
     if (t.role === 'agent' && !segAgent && !learnedAgent) learnedAgent = /\b(?:[Tt]his is|[Mm]y name is|I'm|I am)\s+([A-Z][a-z]+)\b(?=\s+(?:from|with|at|calling|here)\b)/.exec(t.text)?.[1];
     const names = namesFor(t);
     const sentences = splitSentences(t.text).slice(consumed.get(t.turnId) ?? 0);
+    const after = turns[i + 1];
     if (t.role === 'user') {
-      for (const s of sentences) {
+      // The user's last question, answered by the agent's next turn, is one fact with its answer.
+      const replied = after?.role === 'agent' && adjacent(t, after, input.turns) ? after : undefined;
+      const uqi = sentences.findLastIndex((s) => isQuestion(s));
+      const reply = replied && uqi >= 0 ? splitSentences(replied.text)[0] : undefined;
+      const mergeAt = reply && replied && answers(reply) && !PHATIC_Q_RE.test(strip(sentences[uqi]!)) ? uqi : -1;
+      for (const [si, s] of sentences.entries()) {
+        if (si === mergeAt) {
+          const agentNames = namesFor(replied!);
+          drafts.push(draft(mergeAnswer(s, t, reply!, replied!, party(agentNames, 'user'), party(agentNames, 'agent')), [t, replied!], replied!));
+          consumed.set(replied!.turnId, 1);
+          continue;
+        }
         if (!learned && !segUser) {
           const intro = /\bmy name(?:'s|\s+is)\s+/i.exec(s);
           const name = intro ? captureName(s, intro.index + intro[0].length, true, true) : null;
@@ -74,7 +86,6 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
       }
       return;
     }
-    const after = turns[i + 1];
     const next = after?.role === 'user' && adjacent(t, after, input.turns) ? after : undefined;
     const qi = sentences.findLastIndex((s) => isQuestion(s));
     for (const [si, s] of sentences.entries()) {
@@ -89,7 +100,7 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
     }
     if (next && answer && qi >= 0 && dependent(answer) && !PHATIC_Q_RE.test(strip(sentences[qi]!))) {
       const nextNames = namesFor(next);
-      drafts.push(draft(mergeAnswer(sentences[qi]!, t, answer, next, nextNames), [t, next], next));
+      drafts.push(draft(mergeAnswer(sentences[qi]!, t, answer, next, party(nextNames, 'agent'), party(nextNames, 'user')), [t, next], next));
       consumed.set(next.turnId, 1);
     }
   });
@@ -159,17 +170,35 @@ function dependent(answer: string): boolean {
   return a.split(/\s+/).length <= 8 && !PERSONAL_RE.test(a);
 }
 
-/** The agent's question and the caller's bare answer as one fact. */
-function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, n: Names): string {
-  const user = tag(n.user, n.userKnown, 'user');
-  const agent = tag(n.agent, n.agentKnown, 'agent');
+/** One side of a question and its answer. */
+interface Party {
+  name: string;
+  known: boolean;
+  role: 'user' | 'agent';
+}
+
+const party = (n: Names, role: 'user' | 'agent'): Party => (role === 'user' ? { name: n.user, known: n.userKnown, role } : { name: n.agent, known: n.agentKnown, role });
+const voicesOf = (p: Party, other: Party): Voices => ({ speaker: p.name, listener: other.name, speakerGroup: p.role === 'user' ? `${p.name} and family` : `${p.name}'s team` });
+
+/** Does the agent's reply answer the caller's question (anything but filler or a counter-question)? */
+function answers(reply: string): boolean {
+  return !isFiller(reply) && !isQuestion(reply);
+}
+
+/** A question and the other side's bare answer as one fact (the agent asks and the caller answers, or the reverse). */
+function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, asker: Party, answerer: Party): string {
+  const user = tag(answerer.name, answerer.known, answerer.role);
+  const agent = tag(asker.name, asker.known, asker.role);
+  const n = { agent: asker.name };
+  const askerVoices = voicesOf(asker, answerer);
+  const answererVoices = voicesOf(answerer, asker);
   const qCore = strip(q.replace(/^(?:(?:so|and|okay|ok|great|alright|also|now|just to confirm|to confirm)[,\s]+)+/i, ''));
-  const qText = (s: string) => strip(rewritePronouns(rewriteDates(s, qt.ts), agentVoices(n)));
+  const qText = (s: string) => strip(rewritePronouns(rewriteDates(s, qt.ts), askerVoices));
   const yn = YES_NO_LEAD_RE.exec(a.trim());
   const polarity = isConfirmation(a) ? true : yn && /^(no|nope|nah)/i.test(yn[1]!) ? false : null;
   const extraRaw = yn ? strip(a.trim().slice(yn[0].length)) : '';
-  const extra = extraRaw && !isFiller(extraRaw) && !isConfirmation(extraRaw) ? ` (${lcFirst(strip(rewritePronouns(rewriteDates(extraRaw, at.ts), userVoices(n))))})` : '';
-  const answerText = lcFirst(strip(rewritePronouns(rewriteDates(a.trim(), at.ts), userVoices(n))));
+  const extra = extraRaw && !isFiller(extraRaw) && !isConfirmation(extraRaw) ? ` (${lcFirst(strip(rewritePronouns(rewriteDates(extraRaw, at.ts), answererVoices)))})` : '';
+  const answerText = lcFirst(strip(rewritePronouns(rewriteDates(a.trim(), at.ts), answererVoices)));
   const offer = AGENT_OFFER_RE.exec(qCore);
   if (offer && polarity !== null) {
     const rest = qText(offer[2]!);
