@@ -120,6 +120,23 @@ describe('SqliteTurnBuffer group commit', () => {
       expect(isPromise(buffer.append(scope, 's-1', makeTurnInput()))).toBe(false);
     }));
 
+  it('groups session opens of one iteration into one commit, visible to every session read', () =>
+    withBuffer(async (buffer) => {
+      await nextTick();
+      const scope = randomScope();
+      const opened: Array<Promise<void>> = [];
+      for (const id of ['s-a', 's-b', 's-c']) {
+        opened.push(buffer.openSession({ sessionId: id, scope, startedAt: 1, endedAt: null }));
+        await null; // another callback of the same iteration, as uWS dispatches requests
+      }
+      // Not awaited: a read commits the open group first.
+      expect(await buffer.getSession(scope.tenantId, 's-c')).toMatchObject({ sessionId: 's-c', scope });
+      await Promise.all(opened);
+      await buffer.endSession(scope.tenantId, 's-b', 5);
+      expect((await buffer.getSession(scope.tenantId, 's-b'))?.endedAt).toBe(5);
+      expect(await buffer.getSession(scope.tenantId, 's-a')).not.toBeNull();
+    }));
+
   it('commits an open group when the database is closed, never dropping an accepted append', async () => {
     const path = join(tmp, 'close-with-group.db');
     const scope = randomScope();
