@@ -26,6 +26,8 @@ import { topKDot } from '../../src/adapters/sqlite/vector-math.ts';
 import { PackedVectors } from '../../src/adapters/sqlite/packed-vectors.ts';
 import { VectorCache } from '../../src/adapters/sqlite/vector-cache.ts';
 import { makeAcu, makeHotDoc, makeTurn, makeTurnInput, randomScope, sibling, unitVector } from '../support/fixtures.ts';
+// Deterministic PRNG (mulberry32) so a failure reproduces; the bench's generators use the same one.
+import { prng } from '../../bench/load/turn-text.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'memgate-sqlite-'));
 const fileDb = openSqlite(join(tmp, 'nested', 'dir', 'contract.db'));
@@ -180,7 +182,7 @@ describe('SqliteAcuIndex (adapter-only)', () => {
     const db = openSqlite(':memory:');
     const index = new SqliteAcuIndex(db);
     const scope = randomScope();
-    const random = seeded(42);
+    const random = prng(42);
     const dims = 384;
     const acus = Array.from({ length: 10_000 }, (_, i) => {
       const v = new Float32Array(dims);
@@ -335,18 +337,6 @@ describe('vector search internals', () => {
     expect(cache.get('a')).toBeUndefined();
   });
 });
-
-/** Deterministic PRNG (mulberry32) so a failure reproduces. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function normalise(v: Float32Array): Float64Array {
   let n = 0;
