@@ -1,5 +1,4 @@
 import { Packr } from 'msgpackr';
-import { turnFields } from '../../core/turn-fields.ts';
 import type { Turn } from '../../core/types.ts';
 
 /** Plain MessagePack maps (no msgpackr records), so any decoder (even Lua's cmsgpack) can read the entries. */
@@ -8,9 +7,9 @@ const packr = new Packr({ useRecords: false });
 /** The turn as stored: everything but `seq`, which is the stream entry id. */
 type StoredTurn = Omit<Turn, 'seq'>;
 
-/** msgpack of a turn without its seq; optional fields are left out rather than stored as nil. */
-export function encodeTurn(turn: Omit<Turn, 'seq'>): Buffer {
-  return packr.pack(turnFields(turn));
+/** msgpack of a turn without its seq, as `turnFields` shaped it (optional fields absent, never nil). */
+export function encodeTurn(turn: StoredTurn): Buffer {
+  return packr.pack(turn);
 }
 
 /** The turn back from a stream entry: `seq` comes from the entry id `<seq>-0`. */
