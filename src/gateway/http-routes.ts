@@ -43,14 +43,19 @@ function jsonRoute(ctx: GatewayContext, spec: RouteSpec, fn: RouteFn): (res: Htt
       ctx.inflight.enter();
       body
         .then(
+          // The handler runs inside a promise so that a synchronous throw (a bad path id) is answered, never escapes.
           (b) =>
-            fn({ tenantId, params, query, body: b }).then(
-              (out) => (out instanceof RawJson ? reply(ctx, call, 200, 'application/json', out.bytes) : replyJson(ctx, call, 200, out)),
-              (err: unknown) => replyError(ctx, call, err),
-            ),
+            Promise.resolve()
+              .then(() => fn({ tenantId, params, query, body: b }))
+              .then(
+                (out) => (out instanceof RawJson ? reply(ctx, call, 200, 'application/json', out.bytes) : replyJson(ctx, call, 200, out)),
+                (err: unknown) => replyError(ctx, call, err),
+              ),
           // The body was refused before it was read through: close the connection after the reply.
           (err: unknown) => replyError(ctx, call, err, true),
         )
+        // Last line of defence: a fault while replying is logged, never an unhandled rejection that exits the process.
+        .catch((err: unknown) => ctx.logger.error('http route failed while replying', { err }))
         .finally(() => ctx.inflight.leave());
     } catch (err) {
       replyError(ctx, call, err);

@@ -9,6 +9,27 @@ import { InFlight } from './shutdown.ts';
 import type { Socket } from './ws-connection.ts';
 import { wsBehavior } from './ws-session.ts';
 
+/** uWS ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT (the typings declare the enum; the addon takes the number). */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
+/**
+ * Listen without SO_REUSEPORT. uWS shares a port by default, so a second
+ * memgate (perhaps in open dev mode) would silently answer half the requests.
+ */
+function listenExclusive(app: uWS.TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    // The typings lack the (host, port, options, cb) overload the addon accepts.
+    const listen = app.listen as unknown as (h: string, p: number, o: number, cb: (ls: us_listen_socket | false) => void) => void;
+    listen.call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (ls) =>
+      ls
+        ? resolve(ls)
+        : reject(
+            new MemgateError('unavailable', `cannot listen on ${host}:${port}: the port is in use or the address is not available; choose another with --port N or MEMGATE_PORT (0 picks a free port)`),
+          ),
+    );
+  });
+}
+
 /** A listening gateway. `close` is graceful: stop accepting, finish in-flight requests, close connections. */
 export interface Gateway {
   readonly host: string;
@@ -54,9 +75,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
   ctx.relay.start();
 
   const { host } = config.server;
-  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    app.listen(host, config.server.port, (ls) => (ls ? resolve(ls) : reject(new MemgateError('unavailable', `cannot listen on ${host}:${config.server.port}`))));
-  });
+  const listenSocket = await listenExclusive(app, host, config.server.port);
   const port = uWS.us_socket_local_port(listenSocket);
   if (auth.open) logger.warn('open dev mode: no API keys configured, every request is tenant "default"');
   logger.info('listening', { host, port, auth: auth.open ? 'open' : 'keys', tenants: new Set(config.auth.keys.map((k) => k.tenantId)).size });
