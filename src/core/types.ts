@@ -47,7 +47,12 @@ export interface Turn {
 
 export type Category = 'profile' | 'temporal' | 'ephemeral';
 export type FactSource = 'explicit' | 'confirmed' | 'inferred';
-export type EntityStatus = 'active' | 'superseded';
+/**
+ * `superseded`: the value changed later in world time (validUntil = the new value's validFrom).
+ * `retracted`: a later statement corrected it (it never held, or its start was wrong).
+ * `expired` is not stored: it is an active ephemeral record past `expiresAt`.
+ */
+export type EntityStatus = 'active' | 'superseded' | 'retracted';
 
 /** A money amount keeps its currency (PROTOCOL.md, extraction schema types). */
 export interface Money {
@@ -175,7 +180,25 @@ export interface EncodedContext {
 }
 
 export type Confidence = 'high' | 'medium' | 'low';
-export type ResultSource = 'acu' | 'hybrid' | 'cold';
+/** `fact`: a structured fact; `recent`: a kept or buffered turn; `acu`/`hybrid`: the vector index; `cold`: archived raw turns. */
+export type ResultSource = 'fact' | 'recent' | 'acu' | 'hybrid' | 'cold';
+
+/** The structured fact behind a `fact` search result (PROTOCOL.md). */
+export interface ResultFact {
+  key: string;
+  field: string;
+  value: FactValue;
+  status: EntityStatus | 'expired';
+  source: FactSource;
+  validFrom: string;
+  validUntil: string | null;
+}
+
+/** Marks a result whose text states a value that has since been superseded or retracted; `now` is the current value or null. */
+export interface OutdatedMark {
+  key: string;
+  now: FactValue | null;
+}
 
 /** One memory_search result (PROTOCOL.md). */
 export interface SearchResult {
@@ -185,4 +208,6 @@ export interface SearchResult {
   source: ResultSource;
   turnRefs: string[];
   validAt: string;
+  fact?: ResultFact;
+  outdated?: OutdatedMark;
 }

@@ -23,6 +23,12 @@ export interface ExtractedFact {
   validFrom?: string;
   /** Turn ids the fact was drawn from (at least one). */
   evidence: string[];
+  /**
+   * The speaker marked this value as a correction of an earlier one ("sorry, I meant",
+   * "no, it's", "actually", "correction", "not X but Y"): it retracts the key's current
+   * value instead of superseding it (PROTOCOL.md, Memory semantics).
+   */
+  correction?: boolean;
 }
 
 /** Stage 3 input: one segment of at most `segmentTurns` turns. */

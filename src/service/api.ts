@@ -40,6 +40,8 @@ export interface SearchReply {
 export interface SearchOptions {
   k?: number;
   deadlineMs?: number;
+  /** World time (epoch ms) to search the memory as it stood then: facts valid then, nothing said after. */
+  asOf?: number;
 }
 
 /** What one extraction run did (flush reply, events, logs). */
