@@ -156,7 +156,8 @@ export interface SessionContext {
   profile: Record<string, FactValue>;
   facts: ContextFact[];
   possibly: ContextFact[];
-  recent: Array<Pick<Turn, 'turnId' | 'role' | 'text' | 'ts' | 'speaker'>>;
+  /** Verbatim turns; `outdated` when a turn states a value that no longer holds. */
+  recent: Array<Pick<Turn, 'turnId' | 'role' | 'text' | 'ts' | 'speaker'> & { outdated?: OutdatedMark[] }>;
   summaries: SessionSummary[];
   contextBlock: string;
   tools: ToolDefinition[];
