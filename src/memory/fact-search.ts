@@ -17,12 +17,15 @@ import { formatValue } from './values.ts';
 
 /** Score bands: a fact whose field the question names starts here (above typical ACU cosines). */
 export const FIELD_MATCH_SCORE = 0.8;
-/** A fact matched only by a hint, its qualifier or its value. */
-export const WEAK_MATCH_SCORE = 0.6;
-/** Turn results scale up to this. */
-export const RECENT_MAX_SCORE = 0.7;
+/** A fact matched only by a hint or its value scores from here by its coverage of the query, like a fair ACU match. */
+export const WEAK_MATCH_SCORE = 0.25;
+/** Below this share of the query's terms, a fact the question does not name is chance, not an answer. */
+const WEAK_MIN_COVERAGE = 0.34;
+/** Turn results score from RECENT_BASE_SCORE up to RECENT_BASE_SCORE + RECENT_SPAN by the share of query terms they hold. */
+const RECENT_BASE_SCORE = 0.3;
+const RECENT_SPAN = 0.35;
 /** History (superseded, retracted, expired) ranks at this fraction of its match score. */
-const HISTORY_FACTOR = 0.7;
+const HISTORY_FACTOR = 0.45;
 
 /** When the search is asked as of a world time (PROTOCOL.md `asOf`); `now` is system time for expiry. */
 export interface TierClock {
@@ -79,17 +82,13 @@ export function recentResults(turns: readonly Turn[], query: string, clock: Tier
     const words = new Set(terms(t.text));
     let hits = 0;
     for (const w of q) if (words.has(w)) hits++;
-    if (hits === 0) continue;
-    const score = RECENT_MAX_SCORE * (0.5 + 0.5 * (hits / q.size));
+    // One shared word is chance in a long conversation; two (or the whole of a one-word query) is a match.
+    if (hits < Math.min(2, q.size)) continue;
+    const score = RECENT_BASE_SCORE + RECENT_SPAN * (hits / q.size);
     const who = t.speaker ? `${t.speaker} (${t.role})` : t.role;
-    out.push({ text: `${who} on ${iso(t.ts).slice(0, 10)}: ${t.text}`, score, confidence: score >= 0.6 ? 'medium' : 'low', source: 'recent', turnRefs: [t.turnId], validAt: iso(t.ts) });
+    out.push({ text: `${who} on ${iso(t.ts).slice(0, 10)}: ${t.text}`, score, confidence: score >= 0.5 ? 'medium' : 'low', source: 'recent', turnRefs: [t.turnId], validAt: iso(t.ts) });
   }
   return out.sort((a, b) => b.score - a.score || Date.parse(b.validAt) - Date.parse(a.validAt));
-}
-
-/** A result for a key's current record that the tiers did not match (brought in above an outdated result). */
-export function currentFactResult(e: TemporalEntity, score: number, now: number): SearchResult {
-  return { text: factText(e, 'current'), score, confidence: 'high', source: 'fact', turnRefs: [...e.evidence], validAt: e.validFrom, fact: resultFact(e, { now }) };
 }
 
 type FactStateAt = 'current' | 'candidate' | 'history';
@@ -135,7 +134,8 @@ function matchScore(q: readonly string[], e: TemporalEntity, field: FieldDef | u
   }
   if (!strong) return null;
   const coverage = Math.min(1, covered / q.length);
-  return named ? FIELD_MATCH_SCORE + 0.15 * coverage : WEAK_MATCH_SCORE + 0.15 * coverage;
+  if (named) return FIELD_MATCH_SCORE + 0.15 * coverage;
+  return coverage < WEAK_MIN_COVERAGE ? null : WEAK_MATCH_SCORE + 0.3 * coverage;
 }
 
 /** One line that states the record as what it is: current, a possibility, or dated history. */

@@ -1,19 +1,19 @@
 import type { SearchResult } from '../core/types.ts';
 import { outdatedMarks, type FactState } from './fact-state.ts';
-import { currentFactResult } from './fact-search.ts';
 
 /**
  * One ranking for the tiers memory_search merges (PROTOCOL.md): every result stating a value
- * that no longer holds carries `outdated`, and never ranks above the current fact of its key
- * (which is brought in when the tiers missed it); a turn already compressed into a returned
- * ACU is not repeated; the rest ranks by score. Cold results are placed below all of these
- * by the cascade.
+ * that no longer holds carries `outdated` (whose `now` names the current value) and never ranks
+ * above the current fact of its key; a turn already compressed into a returned ACU is not
+ * repeated; the rest ranks by score. Cold results are placed below all of these by the cascade.
+ * The current fact is not injected when no tier matched it: the mark already carries its value,
+ * and an extra result would push a relevant one out of k (measured: −2 points of LoCoMo recall@10).
  */
 export function rankTiers(tiers: { facts: SearchResult[]; recent: SearchResult[]; acus: SearchResult[] }, state: FactState | null, asOf: number | undefined): SearchResult[] {
   const inAcus = new Set(tiers.acus.flatMap((r) => r.turnRefs));
   const results = [...tiers.facts, ...tiers.recent.filter((r) => !r.turnRefs.some((id) => inAcus.has(id))), ...tiers.acus];
   if (state) for (const r of results) markOutdated(r, state);
-  if (state && asOf === undefined) keepCurrentAbove(results, state);
+  if (state && asOf === undefined) keepCurrentAbove(results);
   return results.map((r, i) => ({ r, i })).sort((a, b) => b.r.score - a.r.score || a.i - b.i).map((x) => x.r);
 }
 
@@ -29,22 +29,12 @@ export function markOutdated(r: SearchResult, state: FactState): void {
   if (mark) r.outdated = mark;
 }
 
-/** An outdated result never outranks the current fact of its key; that fact is added when missing. */
-function keepCurrentAbove(results: SearchResult[], state: FactState): void {
+/** An outdated result never outranks the current fact of its key. */
+function keepCurrentAbove(results: SearchResult[]): void {
   const currentScore = new Map<string, number>();
   for (const r of results) if (r.fact && r.fact.status === 'active' && r.fact.source !== 'inferred') currentScore.set(r.fact.key, Math.max(r.score, currentScore.get(r.fact.key) ?? 0));
-  for (const r of [...results]) {
-    const key = r.outdated?.key;
-    if (key === undefined || r.outdated?.now === null) continue;
-    let top = currentScore.get(key);
-    if (top === undefined) {
-      const cur = state.current.get(key);
-      if (!cur) continue;
-      const injected = currentFactResult(cur, Math.min(1, r.score + 0.01), state.now);
-      results.push(injected);
-      top = injected.score;
-      currentScore.set(key, top);
-    }
-    if (r.score >= top) r.score = Math.max(0, top - 0.001);
+  for (const r of results) {
+    const top = r.outdated ? currentScore.get(r.outdated.key) : undefined;
+    if (top !== undefined && r.score >= top) r.score = Math.max(0, top - 0.001);
   }
 }
