@@ -1,22 +1,48 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeWithServer } from '../support/servers.ts';
 import { ScriptedUser, startTestServer, type TestServer } from './support.ts';
 
 /**
- * The memory-semantics contract (PROTOCOL.md) as conversations on the embedded default:
- * calls in over HTTP, then the timeline, the next call's context and search checked out.
+ * The memory-semantics contract (PROTOCOL.md) as conversations, on the embedded default and on
+ * Redis + NATS (buffer, cache, lock, bus and events on the real servers): calls in over HTTP,
+ * then the timeline, the next call's context and search checked out.
  */
-let srv: TestServer;
-beforeAll(async () => {
-  srv = await startTestServer();
+describe('memory semantics on the embedded default', () => {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startTestServer();
+  });
+  afterAll(() => srv.close());
+  conversations(() => srv);
 });
-afterAll(() => srv.close());
+
+describeWithServer('redis', 'memory semantics on Redis + NATS', (redisUrl) => {
+  describeWithServer('nats', 'memory semantics on Redis + NATS', (natsUrl) => {
+    let srv: TestServer;
+    beforeAll(async () => {
+      const tag = randomBytes(4).toString('hex');
+      srv = await startTestServer({
+        workers: true,
+        config: {
+          adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder: 'offline' },
+          redis: { url: redisUrl, keyPrefix: `mgconv:${tag}:` },
+          nats: { servers: natsUrl, stream: `MGCONV_${tag}`, subjectPrefix: `mgconv${tag}` },
+        },
+      });
+    });
+    afterAll(() => srv.close());
+    conversations(() => srv);
+  });
+});
 
 const lakh = (n: number) => ({ amount: n * 100_000, currency: 'INR' });
 const values = (entities: Array<Record<string, any>>, field: string) => entities.filter((e) => e.field === field).map((e) => [e.value, e.status]);
 
+function conversations(server: () => TestServer): void {
 describe('a budget that changes between calls', () => {
   it('search puts the current budget first, marks the old one outdated, and the summary is annotated', async () => {
-    const u = new ScriptedUser(srv);
+    const u = new ScriptedUser(server());
     await u.useSchema('real-estate');
     await u.call([
       { role: 'agent', text: 'Hello, thanks for calling Skyline Homes. What budget do you have in mind?', at: '2026-01-05T10:00:00Z' },
@@ -52,7 +78,7 @@ describe('a budget that changes between calls', () => {
 
 describe('search before anything is compressed', () => {
   it('a short call is searchable: the fact first, then the turn that said it', async () => {
-    const u = new ScriptedUser(srv);
+    const u = new ScriptedUser(server());
     await u.useSchema('real-estate');
     await u.call([
       { role: 'user', text: 'Hi, my budget is 65 lakhs.', at: '2026-03-01T10:00:00Z' },
@@ -66,7 +92,7 @@ describe('search before anything is compressed', () => {
 
 describe('confidence order', () => {
   it('a misheard turn waits under possibly beside the confirmed value', async () => {
-    const u = new ScriptedUser(srv);
+    const u = new ScriptedUser(server());
     await u.useSchema('real-estate');
     await u.call([
       { role: 'user', text: 'My budget is 80 lakhs.', at: '2026-04-01T10:00:00Z' },
@@ -81,3 +107,4 @@ describe('confidence order', () => {
     expect(results[0]?.fact).toMatchObject({ value: lakh(80), status: 'active' });
   });
 });
+}
