@@ -35,6 +35,14 @@ function addressInText(text: string): string | null {
 }
 
 /**
+ * A qualifier named in `text`: for a `keyBy` that is a schema field, an address or named
+ * property only; for a free `keyBy`, also a capitalised name after at/in/for. Null when none.
+ */
+export function qualifierIn(text: string, fieldTarget: boolean): string | null {
+  return fieldTarget ? addressInText(text) : qualifierInText(text);
+}
+
+/**
  * Tracks, turn by turn, the latest value of every `keyBy` target, so a fact keyed by a property
  * gets the property the conversation is about: the same turn first, then earlier turns, then the
  * known profile.
@@ -56,12 +64,16 @@ export class QualifierTracker {
     return this.fieldNames.has(keyBy);
   }
 
-  /** Qualifier for a fact of `field` said in a turn with `text`, given that turn's own values of other fields. */
-  resolve(field: FieldDef, text: string, sameTurn: ReadonlyMap<string, FactValue>): string | undefined {
+  /**
+   * Qualifier for a fact of `field` said in a turn with `text`, given that turn's own values of
+   * other fields. `scoped`: `text` is the part of a clause that names this value's own qualifier
+   * (one of several values in a turn), so the turn's value of the keyBy field does not apply.
+   */
+  resolve(field: FieldDef, text: string, sameTurn: ReadonlyMap<string, FactValue>, scoped = false): string | undefined {
     const k = field.keyBy;
     if (!k) return undefined;
     if (this.isFieldTarget(k)) {
-      const here = sameTurn.get(k) ?? addressInText(text);
+      const here = (scoped ? undefined : sameTurn.get(k)) ?? addressInText(text);
       if (typeof here === 'string') return this.canonical(k, here);
       const known = this.knownProfile[k];
       return this.last.get(k) ?? (typeof known === 'string' ? known : undefined);

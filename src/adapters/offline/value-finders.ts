@@ -1,5 +1,6 @@
 import type { FactValue } from '../../core/types.ts';
-import { findDates, findTimes, type DateMatch } from '../../memory/dates.ts';
+import { DAY_MS } from '../../memory/date-rules.ts';
+import { findDates, findTimes, ymd, type DateMatch } from '../../memory/dates.ts';
 import { findMoney } from '../../memory/money.ts';
 import { parseBoolean } from '../../memory/values.ts';
 import type { CompiledField } from './field-cues.ts';
@@ -48,15 +49,34 @@ function isoOf(date: string, time: { h: number; m: number } | undefined): string
   return `${date}T${hh}:${mm}:00.000Z`;
 }
 
-/** Date expressions that say when something started or changes ("since March", "from next month", "last week"). */
+const LAST_PERIOD_RE = /\b(?:last|past|previous)\s+(week|month|year)\s*$/i;
+
+/**
+ * Date expressions that say when something started or changes ("since March", "from next month",
+ * "two weeks ago"). A change dated by a past period ("moved last month") counts back from the
+ * turn: one month before it, not the first of the previous month.
+ */
 export function changeDate(text: string, refTs: number, past: boolean, exclude: readonly Candidate[]): DateMatch | null {
-  const dayEnd = Math.floor(refTs / 86_400_000) * 86_400_000 + 86_400_000;
+  const dayEnd = Math.floor(refTs / DAY_MS) * DAY_MS + DAY_MS;
   for (const d of findDates(text, refTs, { past })) {
     if (exclude.some((c) => d.start < c.end && c.start < d.end)) continue;
-    if (d.prep && /^(since|from|starting|starting from|as of|effective|beginning)$/.test(d.prep)) return d;
-    if (past && Date.parse(d.date) < dayEnd && !/^(until|till|by|before)$/.test(d.prep ?? '')) return d;
+    const since = d.prep !== undefined && /^(since|from|starting|starting from|as of|effective|beginning)$/.test(d.prep);
+    if (!since && !(past && Date.parse(d.date) < dayEnd && !/^(until|till|by|before)$/.test(d.prep ?? ''))) continue;
+    const period = LAST_PERIOD_RE.exec(d.text);
+    return period ? { ...d, date: ymd(countBack(refTs, period[1]!.toLowerCase())), granularity: 'day' } : d;
   }
   return null;
+}
+
+/** The day one week, month or year before `refTs` (UTC), the month clamped to its last day. */
+function countBack(refTs: number, unit: string): number {
+  if (unit === 'week') return refTs - 7 * DAY_MS;
+  const d = new Date(refTs);
+  const months = unit === 'month' ? 1 : 12;
+  const y = d.getUTCFullYear();
+  const m = d.getUTCMonth() - months;
+  const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
+  return Date.UTC(y, m, Math.min(d.getUTCDate(), last));
 }
 
 /** Plain numbers in a clause outside `masked` spans (money, dates, times are not counts). */
