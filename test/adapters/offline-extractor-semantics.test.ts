@@ -134,6 +134,25 @@ describe('self-corrections inside one turn: only the corrected value', () => {
     ]);
   });
 
+  it('"21 March 1990, not 12 March" keeps the first value; a dose repair keeps the medication', async () => {
+    const healthcare: ExtractionSchema = {
+      fields: [
+        ...profile.fields,
+        { name: 'medication', category: 'temporal', type: 'string', description: 'Medication the patient currently takes', hints: ['taking', 'on'] },
+        { name: 'dosage', category: 'temporal', type: 'string', description: 'Dose of the current medication', hints: ['mg', 'dose'] },
+      ],
+    };
+    const facts = await extract(healthcare, call('t', [
+      { role: 'user', at, text: 'My date of birth is 21 March 1990, not 12 March.' },
+      { role: 'user', at, text: "I'm on metformin 500 mg, sorry, 850 mg." },
+    ]));
+    expect(facts.map((f) => [f.field, f.value, f.correction ?? false])).toEqual([
+      ['date_of_birth', '1990-03-21', true],
+      ['medication', 'metformin', false],
+      ['dosage', '850 mg', true],
+    ]);
+  });
+
   it('leaves lists, hedges and "not only" alone', async () => {
     const facts = await extract(realEstate, call('l', [
       { role: 'user', at, text: 'I have two kids, no pets.' },
@@ -215,6 +234,20 @@ describe('several keyed values in one turn', () => {
       ['offered_rent', { amount: 32_000, currency: 'INR' }, 'Sobha'],
       ['viewing_status', 'shortlisted', 'Brigade'],
       ['viewing_status', 'rejected', 'Sobha'],
+    ]);
+  });
+
+  it('answers to "what would you offer for each?" pair each amount with the property named before it', async () => {
+    const facts = await extract(rentals, call('a', [
+      { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'What rent would you offer for each?' },
+      { role: 'user', at: '2026-03-10T10:00:05Z', text: 'The MG Road flat is 30,000 and the Indiranagar flat is 45,000.' },
+      { role: 'user', at: '2026-03-10T10:00:10Z', text: "For Koramangala I'd offer a rent of 38,000, for HSR Layout 41,000." },
+    ]));
+    expect(facts.map((f) => [(f.value as { amount: number }).amount, f.qualifier])).toEqual([
+      [30_000, 'MG Road'],
+      [45_000, 'Indiranagar'],
+      [38_000, 'Koramangala'],
+      [41_000, 'HSR Layout'],
     ]);
   });
 

@@ -25,11 +25,13 @@ const FIX_MARKER = new RegExp(
 );
 // "not X but Y": X at most four words, not "not only", "not sure", "not too"...
 const NOT_BUT = /\bnot\s+(?!(?:only|just|sure|certain|too|very|really|yet|much|so|quite|that|bad|even|at all)\b)((?:[^\s,.;!?]+\s+){0,3}?[^\s,.;!?]+)\s*,?\s+but\s+(?:rather\s+|instead\s+|actually\s+)?(?!(?:i|we|they|he|she|you|i'm|we're)\b)/gi;
+// "21 March, not 12 March": a denied value closing the sentence.
+const NOT_TAIL = /,?\s+(?:and\s+)?not\s+(?!(?:only|just|sure|yet|really|at all|anymore|any more)\b)((?:[^\s,.;!?]+\s+){0,3}?[^\s,.;!?]+)\s*(?=[.!?]*$)/i;
 // "I said X but it's Y": what was said before is withdrawn.
 const SAID_BUT = /\bi\s+(?:said|told\s+you|mentioned|gave\s+you)\s+((?:[^\s,.;!?]+\s+){0,7}?[^\s,.;!?]+)\s*,?\s+but\s+(?:it's|it\s+is|it\s+should\s+be|i\s+meant|actually|really|in\s+fact)?\s*/gi;
 /** Cue words that mark what follows as a correction of something said before (PROTOCOL.md, Memory semantics). */
 const CUE =
-  /\b(?:actually|correction|to\s+correct|let\s+me\s+correct|i\s+meant|what\s+i\s+meant|i\s+mean|my\s+mistake|i\s+was\s+wrong|i\s+misspoke|scratch\s+that|make\s+that|or\s+rather|sorry,?\s+(?:it's|it\s+is|that's|i\s+meant|no)\b|(?:^|[,.]\s*)no,?\s+(?:it's|it\s+is|that's|it\s+should\s+be|it\s+was|wait)\b)/gi;
+  /\b(?:actually|correction|to\s+correct|let\s+me\s+correct|i\s+meant|what\s+i\s+meant|i\s+mean|my\s+mistake|i\s+was\s+wrong|i\s+misspoke|i\s+got\s+(?:it|that)\s+wrong|i\s+made\s+a\s+mistake|scratch\s+that|make\s+that|or\s+rather|sorry,?\s+(?:it's|it\s+is|that's|i\s+meant|no)\b|(?:^|[,.]\s*)no,?\s+(?:it's|it\s+is|that's|it\s+should\s+be|it\s+was|wait)\b)/gi;
 // Words a slip cannot consist of ("Yes, sorry, ..." withdraws nothing).
 const NOT_A_SLIP = /^(?:yes|yeah|yep|no|nope|ok|okay|oh|um|uh|well|so|right|sure|hi|hello|hey|and|but|i|it|that|this)$/i;
 // Words that end the phrase before a value: "is", "in", "to", "on" ("I live in | Chennai").
@@ -63,7 +65,7 @@ function repairSentence(input: string): { sentence: string; fixes: number[] } {
   let s = input;
   const fixes: number[] = [];
   for (let round = 0; round < 4; round++) {
-    const r = notBut(s) ?? saidBut(s) ?? markerRepair(s);
+    const r = notBut(s) ?? saidBut(s) ?? markerRepair(s) ?? notTail(s);
     if (!r) break;
     const removed = s.length - r.text.length;
     // Earlier fixes keep their place: what was cut lies after them or is the slip they fixed.
@@ -87,6 +89,14 @@ function notBut(s: string): Repair | null {
   NOT_BUT.lastIndex = 0;
   const m = NOT_BUT.exec(s);
   return m ? splice(s, m.index, m.index + m[0].length) : null;
+}
+
+/** "It's 21 March, not 12 March": drop the denied tail; the clause before it is the fix. */
+function notTail(s: string): Repair | null {
+  const m = NOT_TAIL.exec(s);
+  // Only a denied value (a number or a name), not "a flat, not a villa".
+  if (!m || !/\d|\b[A-Z]/.test(m[1]!) || m.index === 0) return null;
+  return { text: s.slice(0, m.index) + s.slice(m.index + m[0].length), fixAt: clauseStart(s, m.index) };
 }
 
 function saidBut(s: string): Repair | null {
@@ -127,7 +137,8 @@ function slipStart(before: string): number | null {
   // A date's own preposition stays: "call me on Tuesday, no, Wednesday" → "on Wednesday".
   const dates = findDates(head, 0).map((d) => ({ end: d.end, start: d.prep ? d.start + d.text.toLowerCase().indexOf(d.prep) + d.prep.length + 1 : d.start }));
   const typed = [...findMoney(head), ...dates, ...findTimes(head)].filter((v) => v.end >= end - 1).map((v) => v.start);
-  const number = /(?:\+?\d[\d\s,.-]*\d|\d)$/.exec(head);
+  // A number with its unit ("500 mg", "3 BHK") or a phone number.
+  const number = /(?:\+?\d[\d\s,.-]*\d|\d)(?:\s*[A-Za-z%]{1,8})?$/.exec(head);
   if (number) typed.push(number.index);
   if (typed.length > 0) return Math.min(...typed);
   // Else the words back to an anchor ("I live in | Chennai"), at most four; without an anchor

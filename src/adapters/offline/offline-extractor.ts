@@ -92,7 +92,8 @@ export class OfflineExtractor implements Extractor {
 
   private toFact(f: TurnFact, evidence: Turn[], tracker: QualifierTracker, text: string, sameTurn: ReadonlyMap<string, FactValue>): ExtractedFact {
     const fact: ExtractedFact = { field: f.field.name, value: f.value, source: f.source, evidence: evidence.map((t) => t.turnId) };
-    const qualifier = tracker.resolve(f.field, f.scope ?? text, sameTurn, f.scope !== undefined);
+    // Its own part of the clause, else its clause, else the turn and the conversation.
+    const qualifier = f.scope !== undefined ? tracker.resolve(f.field, f.scope, sameTurn, true) : (tracker.named(f.field, f.clause) ?? tracker.resolve(f.field, text, sameTurn));
     if (qualifier !== undefined) fact.qualifier = qualifier;
     if (f.validFrom !== undefined) fact.validFrom = f.validFrom;
     if (f.correction) fact.correction = true;

@@ -3,8 +3,8 @@ import type { FactValue } from '../../core/types.ts';
 
 const ADDRESS_RE =
   /\b(?:(?:flat|apt|apartment|unit|house|plot|door)\s*(?:no\.?|number|#)?\s*)?\d+[A-Za-z]?(?:\/\d+)?,?\s+(?:[A-Z][\w.'-]*\s+){0,4}(?:Road|Rd|Street|St|Lane|Ln|Avenue|Ave|Nagar|Layout|Colony|Main|Cross|Block|Sector|Phase|Towers?|Apartments?|Residency|Heights|Enclave|Park|Gardens?|Drive|Boulevard|Place|Court|Way)\b(?:,\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)?/g;
-const NAMED_RE = /\b(?:the\s+)?((?:[A-Z][\w'-]*\s+){0,3}[A-Z][\w'-]*)\s+(?:property|flat|apartment|project|house|villa|unit|one|place|site)\b/g;
-const PREP_NAMED_RE = /\b(?:at|in|for|about|of)\s+((?:[A-Z][\w'-]*)(?:\s+[A-Z][\w'-]*){0,3})/g;
+const NAMED_RE = /\b(?:[Tt]he\s+)?((?:[A-Z][\w'-]*\s+){0,3}[A-Z][\w'-]*)\s+(?:property|flat|apartment|project|house|villa|unit|one|place|site)\b/g;
+const PREP_NAMED_RE = /\b(?:[Aa]t|[Ii]n|[Ff]or|[Aa]bout|[Oo]f)\s+((?:[A-Z][\w'-]*)(?:\s+(?!I(?:'\w+)?\b)[A-Z][\w'-]*){0,3})/g;
 const NOT_QUALIFIER = /^(I|I'm|The|A|An|My|Our|Yes|No|Okay|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|November|December)\b/;
 
 /**
@@ -80,6 +80,13 @@ export class QualifierTracker {
     }
     const here = qualifierInText(text);
     return here ? this.canonical(k, here) : this.last.get(k);
+  }
+
+  /** The qualifier `text` itself names for `field` (no fallback to other turns), canonical spelling. */
+  named(field: FieldDef, text: string): string | undefined {
+    const k = field.keyBy;
+    const here = k ? qualifierIn(text, this.isFieldTarget(k)) : null;
+    return k && here ? this.canonical(k, here) : undefined;
   }
 
   /** Remembers what a turn said about each keyBy target (field values, or free-text qualifiers). */

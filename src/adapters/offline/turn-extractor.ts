@@ -28,6 +28,8 @@ export interface TurnFact {
   correction: boolean;
   /** One of several values of a keyed field in the clause: the part of the clause naming its qualifier. */
   scope?: string;
+  /** The clause the value was read from (a keyed value's qualifier is looked for there first). */
+  clause: string;
 }
 
 /** What one turn is read with. */
@@ -83,7 +85,7 @@ export function readTurn(r: TurnReading): TurnFact[] {
       if (r.perspective === 'agent') source = 'confirmed';
       const at = clause.offset + pos;
       const correction = (r.corrections ?? []).some((c) => at >= c.start && at < c.end);
-      const fact: TurnFact = { field: f, value, source, order: ci * 10_000 + pos, former: clause.former, viaQuestion: link === 'question', correction };
+      const fact: TurnFact = { field: f, value, source, order: ci * 10_000 + pos, former: clause.former, viaQuestion: link === 'question', correction, clause: clause.text };
       if (scope !== undefined) fact.scope = scope;
       if (f.type !== 'date' && f.type !== 'datetime') {
         const when = changeDate(clause.text, r.ts, clause.past, used);
