@@ -65,7 +65,24 @@ export function changeDate(text: string, refTs: number, past: boolean, exclude: 
     const period = LAST_PERIOD_RE.exec(d.text);
     return period ? { ...d, date: ymd(countBack(refTs, period[1]!.toLowerCase())), granularity: 'day' } : d;
   }
-  return null;
+  return durationStart(text, refTs);
+}
+
+const DURATION_RE =
+  /\b(?:i've|i have|we've|we have|i'd been|been)\b[^.;]*?\bfor\s+(?:the\s+(?:past|last)\s+)?(?:about\s+|around\s+|almost\s+|nearly\s+|over\s+|roughly\s+)?(\d+|an?|a couple of|a few)\s+(day|week|fortnight|month|year)s?\b/i;
+const FEW: Record<string, number> = { a: 1, an: 1, 'a couple of': 2, 'a few': 3 };
+
+/** "I've been living in Mysore for two months": the state began that long before the turn. */
+function durationStart(text: string, refTs: number): DateMatch | null {
+  const m = DURATION_RE.exec(text);
+  if (!m) return null;
+  const n = FEW[m[1]!.toLowerCase()] ?? Number(m[1]);
+  const unit = m[2]!.toLowerCase();
+  let ms = refTs;
+  for (let i = 0; i < n && i < 100; i++) ms = unit === 'day' ? ms - DAY_MS : unit === 'fortnight' ? ms - 14 * DAY_MS : countBack(ms, unit);
+  const start = m.index + m[0].toLowerCase().lastIndexOf('for');
+  const date = ymd(ms);
+  return { start, end: m.index + m[0].length, text: m[0].slice(start - m.index), date, granularity: 'day', absolute: false, rewrite: `since ${date}`, prep: 'since' };
 }
 
 /** The day one week, month or year before `refTs` (UTC), the month clamped to its last day. */
