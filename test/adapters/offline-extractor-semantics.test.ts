@@ -153,14 +153,24 @@ describe('self-corrections inside one turn: only the corrected value', () => {
     ]);
   });
 
-  it('leaves lists, hedges and "not only" alone', async () => {
+  it('leaves lists, hedges, stalls and explanations alone', async () => {
     const facts = await extract(realEstate, call('l', [
       { role: 'user', at, text: 'I have two kids, no pets.' },
       { role: 'user', at, text: "I'm not sure but maybe 60 lakhs is my budget." },
+      { role: 'user', at, text: 'My budget is 70 lakhs, wait, let me check with my wife.' },
     ]));
     expect(facts).toEqual([
       { field: 'has_pets', value: false, source: 'explicit', evidence: ['l-0'] },
       { field: 'budget', value: { amount: 6_000_000, currency: 'INR' }, source: 'inferred', evidence: ['l-1'] },
+      { field: 'budget', value: { amount: 7_000_000, currency: 'INR' }, source: 'explicit', evidence: ['l-2'] },
+    ]);
+    const places = await extract(profile, call('w', [
+      { role: 'user', at, text: 'I live in Pune, wait, let me think.' },
+      { role: 'user', at, text: "I'm based in Whitefield, I mean the area near the tech park." },
+    ]));
+    expect(places.map((f) => [f.value, f.correction ?? false])).toEqual([
+      ['Pune', false],
+      ['Whitefield', false],
     ]);
   });
 });

@@ -36,8 +36,11 @@ const CUE =
 const NOT_A_SLIP = /^(?:yes|yeah|yep|no|nope|ok|okay|oh|um|uh|well|so|right|sure|hi|hello|hey|and|but|i|it|that|this)$/i;
 // Words that end the phrase before a value: "is", "in", "to", "on" ("I live in | Chennai").
 const ANCHOR = /^(?:is|are|was|were|am|be|been|'s|it's|i'm|that's|to|in|at|on|for|from|of|with|as|by|called|named|me|about|around|near|:)$/i;
+// What follows the marker is no fix when it stalls, asks or only emphasises ("wait, let me think", "no, really").
+const NO_FIX = /^(?:let me|hold on|one (?:sec|second|moment|minute)|give me|i'?m not sure|i don'?t know|never ?mind|just a|really|seriously|honestly|it'?s fine|that'?s fine|how|what|where|when|why|which|who|can|could|would|is|are|do|does|did)\b/i;
 // A fix that restates its own subject ("I meant I live in Mysore") replaces the whole clause.
 const RESTATES = /^(?:i|i'm|i've|we|we're|my|our|the|it's|it\s+is|that's)\b/i;
+const RESTATED_VERB = /(?:\b(?:is|are|was|were|am|have|has|had|live|lives|moved|work|works|want|need|take|takes)\b|'s\b|'m\b|'re\b|'ve\b)/i;
 
 /**
  * Applies the self-corrections of one (normalised) turn so that only the corrected value is
@@ -117,11 +120,14 @@ function markerRepair(s: string): Repair | null {
   FIX_MARKER.lastIndex = 0;
   for (let m = FIX_MARKER.exec(s); m; m = FIX_MARKER.exec(s)) {
     const resume = m.index + m[0].length;
-    if (resume >= s.replace(/[.!?\s]+$/, '').length) continue; // nothing after the marker: no fix
+    if (resume >= s.replace(/[.!?\s]+$/, '').length || NO_FIX.test(s.slice(resume))) continue; // no fix after the marker
     const slip = slipStart(s.slice(0, m.index));
     if (slip === null) continue;
-    const cut = RESTATES.test(s.slice(resume)) ? clauseStart(s, slip) : slip;
-    return splice(s, cut, resume);
+    const fix = s.slice(resume);
+    if (RESTATES.test(fix) && RESTATED_VERB.test(fix)) return splice(s, clauseStart(s, slip), resume);
+    // A fix has the shape of its slip; "Whitefield, I mean the area near ITPL" explains, it does not repair.
+    if (shape(s.slice(slip)) !== shape(fix)) continue;
+    return splice(s, slip, resume);
   }
   return null;
 }
@@ -157,6 +163,12 @@ function slipStart(before: string): number | null {
   if (start === null || (!anchored && (start > 0 || words.length > 2))) return null;
   const slip = head.slice(start).trim();
   return slip.split(/\s+/).every((w) => NOT_A_SLIP.test(w.replace(/[^\w']/g, ''))) ? null : start;
+}
+
+/** Rough shape of a value phrase: a number (or amount), a capitalised name, or lower-case words. */
+function shape(phrase: string): 'number' | 'name' | 'word' {
+  const first = phrase.trim().replace(/^(?:a|an|the|rs\.?|inr|usd|us\$)\s*/i, '').charAt(0);
+  return /[\d₹$€£]/.test(first) ? 'number' : /[A-Z]/.test(first) ? 'name' : 'word';
 }
 
 /** Start of the clause holding position `at`: after the last ", ", "; ", " and ", " but " before it. */
