@@ -79,6 +79,8 @@ export interface TemporalEntity {
   validUntil: string | null;
   /** System time of extraction (ISO). */
   recordedAt: string;
+  /** When the statement was said (ISO, its evidence turn's time): the newest statement is current truth. Absent on records written before it existed. */
+  statedAt?: string;
   /** Ephemeral only: hidden from context after this instant, never deleted. */
   expiresAt: string | null;
   supersedes: string | null;
@@ -154,7 +156,8 @@ export interface SessionContext {
   profile: Record<string, FactValue>;
   facts: ContextFact[];
   possibly: ContextFact[];
-  recent: Array<Pick<Turn, 'turnId' | 'role' | 'text' | 'ts' | 'speaker'>>;
+  /** Verbatim turns; `outdated` when a turn states a value that no longer holds. */
+  recent: Array<Pick<Turn, 'turnId' | 'role' | 'text' | 'ts' | 'speaker'> & { outdated?: OutdatedMark[] }>;
   summaries: SessionSummary[];
   contextBlock: string;
   tools: ToolDefinition[];

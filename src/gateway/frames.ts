@@ -87,6 +87,16 @@ const searchSchema = z.object({
   query: z.string().min(1).max(MAX_QUERY_CHARS),
   k: z.int().min(1).max(100).optional(),
   deadlineMs: z.number().positive().max(60_000).optional(),
+  // ISO-8601 or epoch ms, like a turn's `ts`; handed on as epoch ms.
+  asOf: z
+    .union([z.number().finite(), z.string().min(1).max(64)])
+    .transform((v, ctx) => {
+      const ms = typeof v === 'number' ? v : Date.parse(v);
+      if (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15) return ms;
+      ctx.addIssue({ code: 'custom', message: 'asOf must be an ISO-8601 time or epoch milliseconds' });
+      return z.NEVER;
+    })
+    .optional(),
 });
 const searchBodySchema = searchSchema.extend({ agentId: scopeId, userId: scopeId });
 const topicsSchema = z.object({ topics: z.array(z.string().min(1).max(3 * MAX_ID_CHARS)).min(1).max(64) });

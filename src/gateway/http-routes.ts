@@ -139,7 +139,7 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
     jsonRoute(ctx, { params: 0, body: true }, async ({ tenantId, body }) => {
       const t0 = performance.now();
       const req = parseSearchBody(objectBody(body));
-      const reply = await service.search({ tenantId, agentId: req.agentId, userId: req.userId }, req.query, { k: req.k, deadlineMs: req.deadlineMs });
+      const reply = await service.search({ tenantId, agentId: req.agentId, userId: req.userId }, req.query, { k: req.k, deadlineMs: req.deadlineMs, asOf: req.asOf });
       ctx.metrics.search.observe(performance.now() - t0);
       return reply;
     }),

@@ -122,7 +122,7 @@ export function handleSearch(ctx: GatewayContext, ws: Socket, c: Connection, fra
     async () => {
       try {
         if (c.scope === null) throw notStarted();
-        const reply = await ctx.service.search(c.scope, req.query, { k: req.k, deadlineMs: req.deadlineMs });
+        const reply = await ctx.service.search(c.scope, req.query, { k: req.k, deadlineMs: req.deadlineMs, asOf: req.asOf });
         cork(ws, c, true, () => send(ctx, ws, c, encodeFrame({ op: 'results', id, ...reply }, isBinary), isBinary));
         ctx.metrics.search.observe(performance.now() - t0);
       } catch (err) {

@@ -1,8 +1,9 @@
 import { iso } from '../core/clock.ts';
 import { estimateTokens } from '../core/tokens.ts';
-import type { ContextFact, FactValue, HotDocument, SessionContext, SessionSummary, TemporalEntity, Turn } from '../core/types.ts';
+import type { ContextFact, FactValue, HotDocument, OutdatedMark, SessionContext, SessionSummary, TemporalEntity, Turn } from '../core/types.ts';
+import { annotate, factState, keyLabel, outdatedMarks, type FactState } from './fact-state.ts';
 import { memorySearchTool } from './search-tool.ts';
-import { activeEntities, isExpired } from './supersession.ts';
+import { activeEntities } from './supersession.ts';
 import { formatValue } from './values.ts';
 
 /** Inputs of a context build besides the hot document. */
@@ -36,15 +37,19 @@ type RecentTurn = SessionContext['recent'][number];
  */
 export function buildSessionContext(doc: HotDocument | null, opts: BuildContextOptions): SessionContext {
   const { now } = opts;
-  const visible = doc ? activeEntities(doc.entities, now).filter((e) => e.category !== 'profile') : [];
-  visible.sort((a, b) => Date.parse(b.validFrom) - Date.parse(a.validFrom) || a.key.localeCompare(b.key, 'en', { numeric: true }));
-  const facts = visible.filter((e) => e.source !== 'inferred').map(toContextFact);
-  const possibly = visible.filter((e) => e.source === 'inferred').map(toContextFact);
-  const expiries = visible.flatMap((e) => (e.expiresAt === null ? [] : [Date.parse(e.expiresAt)]));
+  const state = factState(doc?.entities ?? [], now);
+  const active = doc ? activeEntities(doc.entities, now) : [];
+  active.sort((a, b) => Date.parse(b.validFrom) - Date.parse(a.validFrom) || a.key.localeCompare(b.key, 'en', { numeric: true }));
+  // Profile values have their own section; a doubtful profile value waiting beside the current one is still a "possibly".
+  const facts = active.filter((e) => e.category !== 'profile' && e.source !== 'inferred').map(toContextFact);
+  const possibly = active.filter((e) => e.source === 'inferred' && (e.category !== 'profile' || state.current.get(e.key) !== e)).map(toContextFact);
+  const expiries = active.flatMap((e) => (e.expiresAt === null ? [] : [Date.parse(e.expiresAt)]));
   const profile: Record<string, FactValue> = {};
   for (const [k, entry] of Object.entries(doc?.profile ?? {})) profile[k] = entry.value;
-  const recent = recentTurns(doc?.recent ?? [], opts.bufferedTurns ?? [], opts.contextWindowTurns);
-  const summaries = doc ? [...doc.summaries] : [];
+  const recent = recentTurns(doc?.recent ?? [], opts.bufferedTurns ?? [], opts.contextWindowTurns, state);
+  // Summaries are written once; a fact they state that changed since is annotated at every build.
+  const summaryMarks = new Map((doc?.summaries ?? []).map((s) => [s.sessionId, outdatedMarks(state, s.text, [])]));
+  const summaries = (doc?.summaries ?? []).map((s) => ({ ...s, text: annotate(state, s.text, summaryMarks.get(s.sessionId) ?? []) }));
 
   return {
     profile,
@@ -52,7 +57,7 @@ export function buildSessionContext(doc: HotDocument | null, opts: BuildContextO
     possibly,
     recent,
     summaries,
-    contextBlock: renderBlock(doc, { facts, possibly, recent, summaries, now }),
+    contextBlock: renderBlock(doc, { facts, possibly, recent, summaries: doc?.summaries ?? [], summaryMarks, now, state }),
     tools: [memorySearchTool()],
     version: doc?.version ?? 0,
     builtAt: now,
@@ -74,14 +79,16 @@ function toContextFact(e: TemporalEntity): ContextFact {
   return { key: e.key, field: e.field, value: e.value, source: e.source, validFrom: e.validFrom, recordedAt: e.recordedAt };
 }
 
-/** Hot (kept) turns merged with buffered ones, deduplicated by turnId, last `n` in seq order. */
-function recentTurns(kept: readonly Turn[], buffered: readonly Turn[], n: number): RecentTurn[] {
+/** Hot (kept) turns merged with buffered ones, deduplicated by turnId, last `n` in seq order, with their outdated marks. */
+function recentTurns(kept: readonly Turn[], buffered: readonly Turn[], n: number, state: FactState): RecentTurn[] {
   const byId = new Map<string, Turn>();
   for (const t of [...kept, ...buffered]) byId.set(t.turnId, t);
   const ordered = [...byId.values()].sort((a, b) => a.seq - b.seq);
   return ordered.slice(Math.max(0, ordered.length - Math.max(0, n))).map((t) => {
     const r: RecentTurn = { turnId: t.turnId, role: t.role, text: t.text, ts: t.ts };
     if (t.speaker !== undefined) r.speaker = t.speaker;
+    const marks = outdatedMarks(state, t.text, [t.turnId]);
+    if (marks.length > 0) r.outdated = marks;
     return r;
   });
 }
@@ -90,8 +97,11 @@ interface BlockParts {
   facts: ContextFact[];
   possibly: ContextFact[];
   recent: RecentTurn[];
-  summaries: SessionSummary[];
+  /** As stored; their outdated marks are appended after clipping so a long summary cannot lose them. */
+  summaries: readonly SessionSummary[];
+  summaryMarks: ReadonlyMap<string, OutdatedMark[]>;
   now: number;
+  state: FactState;
 }
 
 type SectionId = 'profile' | 'facts' | 'possibly' | 'summaries' | 'recent';
@@ -124,7 +134,6 @@ const TRIM_ORDER: ReadonlyArray<readonly [SectionId, number]> = [
 function renderBlock(doc: HotDocument | null, p: BlockParts): string {
   const profileEntries = Object.entries(doc?.profile ?? {});
   const factLine = (f: ContextFact): string => `- ${label(f.key)}: ${clip(formatValue(f.value), MAX_VALUE_CHARS)} (since ${day(f.validFrom)})`;
-  const notes = doc ? staleNotes(doc, p.now) : new Map<string, string[]>();
   const sortedSummaries = [...p.summaries].sort((a, b) => Date.parse(a.from) - Date.parse(b.from));
   const sections: Record<SectionId, Section> = {
     profile: {
@@ -138,7 +147,7 @@ function renderBlock(doc: HotDocument | null, p: BlockParts): string {
     possibly: { title: 'Possibly (inferred — ask or hedge, do not assert)', lines: p.possibly.slice(0, MAX_POSSIBLY_LINES).map(factLine), total: p.possibly.length, trimFromStart: false, countsHidden: true },
     summaries: {
       title: 'Earlier sessions',
-      lines: sortedSummaries.slice(-MAX_SUMMARIES).map((s) => `- ${day(s.from)}: ${clip(s.text, MAX_SUMMARY_CHARS)}`),
+      lines: sortedSummaries.slice(-MAX_SUMMARIES).map((s) => annotate(p.state, `- ${day(s.from)}: ${clip(s.text, MAX_SUMMARY_CHARS)}`, p.summaryMarks.get(s.sessionId) ?? [])),
       total: sortedSummaries.length,
       trimFromStart: true,
       countsHidden: false,
@@ -147,8 +156,7 @@ function renderBlock(doc: HotDocument | null, p: BlockParts): string {
       title: 'Recent conversation',
       lines: p.recent.map((t) => {
         const who = t.speaker ? `${t.speaker} (${t.role})` : t.role;
-        const mark = notes.get(t.turnId);
-        return `- [${day(iso(t.ts))}] ${who}: ${clip(t.text, MAX_TURN_CHARS)}${mark ? ` [outdated: ${mark.join('; ')}]` : ''}`;
+        return annotate(p.state, `- [${day(iso(t.ts))}] ${who}: ${clip(t.text, MAX_TURN_CHARS)}`, t.outdated ?? []);
       }),
       total: p.recent.length,
       trimFromStart: true,
@@ -182,43 +190,7 @@ function renderBlock(doc: HotDocument | null, p: BlockParts): string {
   return block;
 }
 
-/**
- * Turn id → notes for turns that evidence only superseded or expired records (none
- * active), e.g. "budget is now ₹80 lakh", so the model does not revive an old value.
- */
-function staleNotes(doc: HotDocument, now: number): Map<string, string[]> {
-  const live = activeEntities(doc.entities, now);
-  const liveEvidence = new Set(live.flatMap((e) => e.evidence));
-  for (const entry of Object.values(doc.profile)) for (const id of entry.evidence) liveEvidence.add(id);
-  const notes = new Map<string, string[]>();
-  for (const e of doc.entities) {
-    const stale = e.status === 'superseded' || isExpired(e, now);
-    if (!stale) continue;
-    const note = staleNote(e, doc, live, now);
-    for (const id of e.evidence) {
-      if (liveEvidence.has(id)) continue;
-      const list = notes.get(id) ?? [];
-      if (!list.includes(note)) list.push(note);
-      notes.set(id, list);
-    }
-  }
-  return notes;
-}
-
-function staleNote(e: TemporalEntity, doc: HotDocument, live: readonly TemporalEntity[], now: number): string {
-  const name = label(e.key);
-  if (e.status === 'active' && isExpired(e, now)) return `${name} has expired`;
-  const current = live.find((x) => x.key === e.key);
-  const value = current?.value ?? (e.category === 'profile' ? doc.profile[e.key]?.value : undefined);
-  return value === undefined ? `${name} no longer current` : `${name} is now ${clip(formatValue(value), MAX_VALUE_CHARS)}`;
-}
-
-/** `budget` → "budget", `property_status:12 mg road` → "property status (12 mg road)". */
-function label(key: string): string {
-  const i = key.indexOf(':');
-  const field = (i < 0 ? key : key.slice(0, i)).replace(/_/g, ' ');
-  return i < 0 ? field : `${field} (${key.slice(i + 1)})`;
-}
+const label = keyLabel;
 
 function day(isoTime: string): string {
   const ms = Date.parse(isoTime);

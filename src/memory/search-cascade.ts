@@ -1,16 +1,33 @@
 import { iso } from '../core/clock.ts';
-import type { Confidence, Scope, SearchResult } from '../core/types.ts';
+import type { ExtractionSchema } from '../core/schema.ts';
+import type { Confidence, HotDocument, Scope, SearchResult, Turn } from '../core/types.ts';
 import type { AcuHit, AcuIndex } from '../ports/acu-index.ts';
 import type { ColdArchive, ColdHit } from '../ports/cold-archive.ts';
 import type { Embedder } from '../ports/embedder.ts';
+import { factState } from './fact-state.ts';
+import { factResults, recentResults } from './fact-search.ts';
 import { reciprocalRankFusion } from './rrf.ts';
+import { markOutdated, rankTiers } from './search-ranking.ts';
 
-/** Ports the cascade reads; `now` measures the latency budget (a clock that moves: timers race the tiers in real time). */
+/** What the fact and recent tiers read: the hot document, the buffered turns and the agent's schema. */
+export interface MemoryReads {
+  hot(scope: Scope): Promise<HotDocument | null>;
+  buffered(scope: Scope): Promise<Turn[]>;
+  schema(scope: Scope): Promise<ExtractionSchema>;
+}
+
+/**
+ * Ports the cascade reads; `now` measures the latency budget (a clock that moves: timers race
+ * the tiers in real time); `clock` is system time (epoch ms) for what has expired.
+ */
 export interface CascadeDeps {
   acus: AcuIndex;
   cold: ColdArchive;
   embedder: Embedder;
   now: () => number;
+  /** The fact and recent tiers; without it the cascade searches ACUs and cold turns only. */
+  memory?: MemoryReads;
+  clock?: () => number;
 }
 
 /** Per-call knobs (config `memory.*` plus the request's `k` and `deadlineMs`). */
@@ -21,6 +38,8 @@ export interface CascadeOptions {
   hybrid: boolean;
   rrfK: number;
   confidenceThreshold: number;
+  /** World time (epoch ms): search the memory as it stood then (facts valid then, nothing said after). */
+  asOf?: number;
 }
 
 /** Ranked results, best first; `partial` when the budget cut a tier. */
@@ -37,57 +56,83 @@ export const COLD_SCALE = 0.9;
 const CANDIDATE_FACTOR = 3;
 
 /**
- * memory_search (DESIGN.md §1, paper §7.2): vector search over the user's ACUs;
- * with `hybrid` and a BM25-capable index, a keyword leg (started in parallel) fused
- * by RRF; then, when fewer than k results or the best is below the confidence
- * threshold, a keyword scan of cold raw turns. Scores are 0..1: cosine plus a small
- * RRF bonus, non-increasing along the RRF order; every cold score is strictly below
- * every ACU score of the reply and below the threshold. When low confidence triggers
- * the fallback, up to ⌊k/2⌋ slots go to cold turns so the fallback can be seen.
+ * memory_search (DESIGN.md §1, PROTOCOL.md): every tier raced against the budget. The fact and
+ * recent tiers read the hot document and the buffer (structured facts, kept and buffered turns);
+ * the ACU tier runs vector search, with `hybrid` and a BM25-capable index a keyword leg fused by
+ * RRF; then, when fewer than k results or the best is below the confidence threshold, a keyword
+ * scan of cold raw turns. Results stating superseded values carry `outdated` and rank below the
+ * current fact of their key; every cold score is strictly below every other score of the reply
+ * and below the threshold. When low confidence triggers the fallback, up to ⌊k/2⌋ slots go to
+ * cold turns so the fallback can be seen. `asOf` keeps facts valid then and nothing said after.
  */
 export async function searchCascade(deps: CascadeDeps, scope: Scope, query: string, opts: CascadeOptions): Promise<CascadeReply> {
   const k = Math.floor(opts.k);
   if (k < 1 || query.trim().length === 0) return { results: [], partial: false };
   const started = deps.now();
   const remaining = (): number => (opts.deadlineMs === undefined ? Infinity : opts.deadlineMs - (deps.now() - started));
-  const depth = k * CANDIDATE_FACTOR;
+  const asOf = opts.asOf;
+  // Past-time filtering drops candidates after the fact: fetch deeper.
+  const depth = k * CANDIDATE_FACTOR * (asOf === undefined ? 1 : 3);
+  const said = <T>(items: T[], at: (x: T) => number): T[] => (asOf === undefined ? items : items.filter((x) => at(x) <= asOf));
 
+  const memoryLeg = deps.memory ? readMemory(deps.memory, scope) : Promise.resolve(null);
+  memoryLeg.catch(() => undefined);
   const vectorLeg = (async () => {
     const [vector] = await deps.embedder.embed([query]);
     if (!vector) return { vector: new Float32Array(0), hits: [] as AcuHit[] };
     return { vector, hits: await deps.acus.search(scope, vector, depth) };
   })();
+  vectorLeg.catch(() => undefined);
   const useKeywords = opts.hybrid && deps.acus.capabilities.bm25;
   const keywordLeg = useKeywords ? deps.acus.keywordSearch(scope, query, depth) : Promise.resolve([]);
   // If the vector leg fails or times out nobody awaits this one: keep its rejection handled.
   keywordLeg.catch(() => undefined);
 
-  const vec = await within(vectorLeg, remaining());
-  if (vec === TIMED_OUT) return { results: [], partial: true };
   let partial = false;
-  let keywordHits = await within(keywordLeg, remaining());
-  if (keywordHits === TIMED_OUT) {
-    partial = true;
-    keywordHits = [];
-  }
-  const acuResults = fuse(vec.vector, vec.hits, keywordHits, useKeywords, opts).filter((r) => r.score > 0);
+  const memory = await within(memoryLeg, remaining());
+  if (memory === TIMED_OUT) partial = true;
+  const mem = memory === TIMED_OUT ? null : memory;
+  const clockNow = deps.clock?.() ?? Date.now();
+  const state = mem?.doc ? factState(mem.doc.entities, clockNow) : null;
+  const tierClock = asOf === undefined ? { now: clockNow } : { now: clockNow, asOf };
+  const facts = mem ? factResults(mem.doc, mem.schema, query, tierClock) : [];
+  const recent = mem ? recentResults([...(mem.doc?.recent ?? []), ...mem.buffered], query, tierClock) : [];
 
-  const best = acuResults[0]?.score ?? 0;
+  let acuResults: SearchResult[] = [];
+  const vec = await within(vectorLeg, remaining());
+  if (vec === TIMED_OUT) partial = true;
+  else {
+    let keywordHits = await within(keywordLeg, remaining());
+    if (keywordHits === TIMED_OUT) {
+      partial = true;
+      keywordHits = [];
+    }
+    acuResults = said(fuse(vec.vector, vec.hits, keywordHits, useKeywords, opts), (r) => Date.parse(r.validAt)).filter((r) => r.score > 0);
+  }
+  const ranked = rankTiers({ facts, recent, acus: acuResults }, state, asOf);
+
+  const best = ranked[0]?.score ?? 0;
   const lowConfidence = best < opts.confidenceThreshold;
-  if (acuResults.length >= k && !lowConfidence) return { results: acuResults.slice(0, k), partial };
-  if (remaining() <= 0) return { results: acuResults.slice(0, k), partial: true };
+  if ((ranked.length >= k && !lowConfidence) || vec === TIMED_OUT) return { results: ranked.slice(0, k), partial };
+  if (remaining() <= 0) return { results: ranked.slice(0, k), partial: true };
 
   const coldHits = await within(deps.cold.search(scope, query, depth), remaining());
-  if (coldHits === TIMED_OUT) return { results: acuResults.slice(0, k), partial: true };
+  if (coldHits === TIMED_OUT) return { results: ranked.slice(0, k), partial: true };
 
-  const covered = new Set(acuResults.slice(0, k).flatMap((r) => r.turnRefs));
-  const fresh = coldHits.filter((h) => !covered.has(h.turn.turnId));
-  const coldSlots = Math.min(fresh.length, Math.max(k - acuResults.length, lowConfidence ? Math.floor(k / 2) : 0));
-  const kept = acuResults.slice(0, k - coldSlots);
+  const covered = new Set(ranked.slice(0, k).flatMap((r) => r.turnRefs));
+  const fresh = said(coldHits, (h) => h.turn.ts).filter((h) => !covered.has(h.turn.turnId));
+  const coldSlots = Math.min(fresh.length, Math.max(k - ranked.length, lowConfidence ? Math.floor(k / 2) : 0));
+  const kept = ranked.slice(0, k - coldSlots);
   const lowest = kept.at(-1)?.score ?? opts.confidenceThreshold;
   const base = Math.min(lowest, opts.confidenceThreshold);
   const cold = fresh.slice(0, coldSlots).map((h, i) => coldResult(h, base * COLD_SCALE * (1 - i / (coldSlots + 1))));
+  if (state) for (const r of cold) markOutdated(r, state);
   return { results: [...kept, ...cold], partial };
+}
+
+async function readMemory(reads: MemoryReads, scope: Scope): Promise<{ doc: HotDocument | null; buffered: Turn[]; schema: ExtractionSchema }> {
+  const [doc, buffered, schema] = await Promise.all([reads.hot(scope), reads.buffered(scope), reads.schema(scope)]);
+  return { doc, buffered, schema };
 }
 
 /** Confidence label of a score: high ≥ max(0.6, threshold + 0.2), medium ≥ threshold, low otherwise. */

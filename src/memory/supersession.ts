@@ -13,6 +13,10 @@ export interface ResolvedFact {
   /** World time (ISO) the fact became true. */
   validFrom: string;
   evidence: string[];
+  /** When it was said (ISO, the evidence turn's time): statement order decides current truth. Defaults to validFrom. */
+  statedAt?: string;
+  /** Marked as a correction by the speaker: it retracts the current value instead of superseding it. */
+  correction?: boolean;
 }
 
 /** The part of the hot document stage 2 rewrites. */
@@ -36,68 +40,80 @@ export interface MergeResult {
   inserted: TemporalEntity[];
   /** Records that were active before this merge and are superseded after it. */
   superseded: TemporalEntity[];
+  /** Records that were active before this merge and are retracted after it. */
+  retracted: TemporalEntity[];
   /** Profile keys whose value or source changed (or that were created). */
   profileUpdated: string[];
 }
 
 const HOUR_MS = 3_600_000;
-/** explicit and confirmed are both ground truth; only inferred is weaker. */
-const SOURCE_RANK: Record<FactSource, number> = { inferred: 0, explicit: 1, confirmed: 1 };
+/**
+ * Who may replace whom. PROTOCOL.md orders confidence inferred < explicit < confirmed; a
+ * new explicit statement is still the user's own word, so it may change a confirmed value
+ * (a budget confirmed last month can be raised today). Only `inferred` can never displace
+ * a stronger value: it waits beside it as a candidate.
+ */
+const REPLACE_RANK: Record<FactSource, number> = { inferred: 0, explicit: 1, confirmed: 1 };
+/** Merging the same value keeps the strongest source: confirmed > explicit > inferred. */
+const SOURCE_RANK: Record<FactSource, number> = { inferred: 0, explicit: 1, confirmed: 2 };
 
 interface Work {
   entities: TemporalEntity[];
   ids: Set<string>;
   inserted: string[];
   superseded: string[];
+  retracted: string[];
   opts: MergeOptions;
 }
 
 /**
- * Stages 2A/2B (DESIGN.md §3): profile merge and temporal supersession, pure.
- * Facts are applied in world-time order to a per-key chain kept in world-time
- * order and doubly linked (supersedes / supersededBy). Nothing is deleted.
- * - Idempotent: a fact whose evidence is already on a same-key same-value record changes nothing.
- * - A fact later in world time than the active record supersedes it (or, same value, confirms it).
- * - A fact earlier than the active record never replaces the current value: it confirms
- *   the record in force at that time, moves an equal successor's start earlier, or is
- *   inserted as a historical (superseded) record between its neighbours.
- * - Ephemeral TTL runs from `recordedAt` (when the system learned it), not from
- *   `validFrom`: a late extraction of an old appointment is still shown for one TTL,
- *   never hidden before anyone could see it. A restated ephemeral fact renews its TTL.
- * - Profile fields get the same timeline (category 'profile'); the profile entry is a
- *   projection of the key's active record, so last-write-wins is by world time and
- *   `ProfileEntry.updatedAt` is the world time of the current value.
+ * Stages 2A/2B (DESIGN.md §3, PROTOCOL.md "Memory semantics"), pure. Facts apply in
+ * the order they were said; per key there is one current record (the newest statement
+ * of at least the current confidence) and possibly inferred candidates beside it.
+ * - Same value again: confirms the record (evidence, stronger source, renewed TTL); a
+ *   re-delivered job (evidence already present) changes nothing.
+ * - A different value whose `validFrom` is after the current one's supersedes it
+ *   (`validUntil` = the new `validFrom`); one at or before it, or one marked as a
+ *   correction, retracts it. Either way the newest statement is current.
+ * - An `inferred` value never displaces an `explicit`/`confirmed` one: it stays an
+ *   active inferred candidate until a later statement settles it (a stronger statement
+ *   of its value promotes it; any other stronger statement retracts it).
+ * - A statement older than the current record's (a late turn) only adds history.
+ * - Ephemeral TTL runs from `recordedAt`; profile entries are a projection of the key's current record.
  */
 export function applyFacts(state: MemoryState, facts: readonly ResolvedFact[], opts: MergeOptions): MergeResult {
   const entities = state.entities.map(cloneEntity);
-  const work: Work = { entities, ids: new Set(entities.map((e) => e.id)), inserted: [], superseded: [], opts };
+  const work: Work = { entities, ids: new Set(entities.map((e) => e.id)), inserted: [], superseded: [], retracted: [], opts };
   const profile: Record<string, ProfileEntry> = {};
   for (const [k, e] of Object.entries(state.profile)) profile[k] = { ...e, value: cloneValue(e.value), evidence: [...e.evidence] };
 
   const ordered = facts
-    .map((f, i) => ({ f, t: worldMs(f.validFrom, `fact ${f.key}`, 'bad_request'), i }))
-    .sort((a, b) => a.t - b.t || a.i - b.i);
+    .map((f, i) => {
+      worldMs(f.validFrom, `fact ${f.key}`, 'bad_request');
+      return { f, said: worldMs(statedAt(f), `fact ${f.key}`, 'bad_request'), i };
+    })
+    .sort((a, b) => a.said - b.said || a.i - b.i);
   const profileKeys = new Set<string>();
-  for (const { f, t } of ordered) {
+  for (const { f } of ordered) {
     if (f.field.category === 'profile') {
       seedLegacyProfile(work, profile[f.key], f);
       profileKeys.add(f.key);
     }
-    applyOne(work, f, t);
+    applyOne(work, f);
   }
 
   const profileUpdated: string[] = [];
   for (const key of profileKeys) {
-    const active = chainOf(entities, key).at(-1);
-    if (!active || active.status !== 'active') continue;
+    const current = currentRecord(entities, key);
+    if (!current) continue;
     const prev = state.profile[key];
-    if (!prev || !valuesEqual(prev.value, active.value) || prev.source !== active.source) profileUpdated.push(key);
-    profile[key] = { value: cloneValue(active.value), updatedAt: active.validFrom, source: active.source, evidence: [...active.evidence] };
+    if (!prev || !valuesEqual(prev.value, current.value) || prev.source !== current.source) profileUpdated.push(key);
+    profile[key] = { value: cloneValue(current.value), updatedAt: current.validFrom, source: current.source, evidence: [...current.evidence] };
   }
 
   const byId = new Map(entities.map((e) => [e.id, e]));
-  const pick = (ids: string[]): TemporalEntity[] => ids.map((id) => byId.get(id)).filter((e): e is TemporalEntity => e !== undefined);
-  return { entities, profile, inserted: pick(work.inserted), superseded: pick(work.superseded), profileUpdated };
+  const pick = (ids: string[]): TemporalEntity[] => [...new Set(ids)].map((id) => byId.get(id)).filter((e): e is TemporalEntity => e !== undefined);
+  return { entities, profile, inserted: pick(work.inserted), superseded: pick(work.superseded), retracted: pick(work.retracted), profileUpdated };
 }
 
 /** True once an ephemeral record's TTL has passed: hidden from context, never deleted. */
@@ -105,65 +121,104 @@ export function isExpired(e: TemporalEntity, now: number): boolean {
   return e.expiresAt !== null && Date.parse(e.expiresAt) <= now;
 }
 
-/** Records session start may show: active and not expired. */
+/** Records session start may show: active and not expired (current values and inferred candidates). */
 export function activeEntities(entities: readonly TemporalEntity[], now: number): TemporalEntity[] {
   return entities.filter((e) => e.status === 'active' && !isExpired(e, now));
 }
 
-/** The records of one key in world-time order, oldest first, following the links back from the active one. */
-export function chainOf(entities: readonly TemporalEntity[], key: string): TemporalEntity[] {
-  const same = entities.filter((e) => e.key === key);
-  if (same.length === 0) return [];
-  const byId = new Map(same.map((e) => [e.id, e]));
-  const actives = same.filter((e) => e.status === 'active');
-  // A well-formed chain has one active tail; tolerate damaged data rather than throw on a read path.
-  let tail = actives.length > 0 ? latest(actives) : same.find((e) => e.supersededBy === null || !byId.has(e.supersededBy));
-  tail ??= latest(same);
-  const chain: TemporalEntity[] = [];
-  const seen = new Set<string>();
-  for (let cur: TemporalEntity | undefined = tail; cur && !seen.has(cur.id); cur = cur.supersedes === null ? undefined : byId.get(cur.supersedes)) {
-    seen.add(cur.id);
-    chain.push(cur);
+/**
+ * The key's current record: among its active records, the strongest by confidence, then
+ * the newest statement. Inferred candidates waiting beside a stronger value are not it.
+ */
+export function currentRecord(entities: readonly TemporalEntity[], key: string): TemporalEntity | undefined {
+  let best: TemporalEntity | undefined;
+  for (const e of entities) {
+    if (e.key !== key || e.status !== 'active') continue;
+    if (!best || REPLACE_RANK[e.source] > REPLACE_RANK[best.source] || (REPLACE_RANK[e.source] === REPLACE_RANK[best.source] && saidMs(e) >= saidMs(best))) best = e;
   }
-  return chain.reverse();
+  return best;
 }
 
-function applyOne(work: Work, f: ResolvedFact, t: number): void {
+/** The records of one key in the order they were said, oldest first. */
+export function chainOf(entities: readonly TemporalEntity[], key: string): TemporalEntity[] {
+  return entities.filter((e) => e.key === key).sort((a, b) => saidMs(a) - saidMs(b) || Date.parse(a.validFrom) - Date.parse(b.validFrom));
+}
+
+function applyOne(work: Work, f: ResolvedFact): void {
   // A re-delivered job (or a kept turn read again) must change nothing.
   const known = f.evidence.length > 0 && work.entities.some((e) => e.key === f.key && valuesEqual(e.value, f.value) && f.evidence.every((id) => e.evidence.includes(id)));
   if (known) return;
 
-  const chain = chainOf(work.entities, f.key);
-  let p = -1;
-  chain.forEach((e, i) => {
-    if (worldMs(e.validFrom, `entity ${e.id}`, 'internal') <= t) p = i;
-  });
-  const pred = p >= 0 ? chain[p] : undefined;
-  const succ = chain[p + 1];
+  const current = currentRecord(work.entities, f.key);
+  const candidates = work.entities.filter((e) => e.key === f.key && e.status === 'active' && e !== current);
+  if (current && Date.parse(statedAt(f)) < saidMs(current)) return insertHistory(work, f);
+  if (current && valuesEqual(current.value, f.value)) {
+    confirm(work, current, f);
+    if (REPLACE_RANK[f.source] > 0) for (const c of candidates) retract(work, c, current); // restating the value settles the doubt
+    return;
+  }
+  if (current && REPLACE_RANK[f.source] < REPLACE_RANK[current.source]) {
+    // A weaker value waits beside the current one; a newer weak value replaces an older candidate.
+    const same = candidates.find((c) => valuesEqual(c.value, f.value));
+    if (same) return confirm(work, same, f);
+    const rec = newRecord(work, f, 'active', null, null, null);
+    for (const c of candidates) retract(work, c, rec);
+    return;
+  }
+  const promoted = candidates.find((c) => valuesEqual(c.value, f.value));
+  const rec = promoted ?? newRecord(work, f, 'active', current?.id ?? null, null, null);
+  if (promoted) {
+    confirm(work, promoted, f);
+    promoted.supersedes = current?.id ?? promoted.supersedes;
+  }
+  for (const c of candidates) if (c !== rec) retract(work, c, rec);
+  if (!current) return linkAfterLast(work, rec);
+  if (f.correction === true || Date.parse(f.validFrom) <= Date.parse(current.validFrom)) retract(work, current, rec);
+  else supersede(work, current, rec);
+}
 
+function supersede(work: Work, old: TemporalEntity, by: TemporalEntity): void {
+  if (old.status === 'active') work.superseded.push(old.id);
+  old.status = 'superseded';
+  old.validUntil = by.validFrom;
+  old.supersededBy = by.id;
+}
+
+/** A retracted value never held as stated: its bar ends where it starts or where its replacement starts, whichever is later. */
+function retract(work: Work, old: TemporalEntity, by: TemporalEntity): void {
+  if (old.status === 'active') work.retracted.push(old.id);
+  old.status = 'retracted';
+  old.validUntil = Date.parse(by.validFrom) > Date.parse(old.validFrom) ? by.validFrom : old.validFrom;
+  old.supersededBy = by.id;
+}
+
+/** With no active record (none yet, or the last one expired/was replaced), the new record continues the key's history. */
+function linkAfterLast(work: Work, rec: TemporalEntity): void {
+  const prev = chainOf(work.entities, rec.key).filter((e) => e !== rec && e.supersededBy === null).at(-1);
+  if (prev) rec.supersedes = prev.id;
+}
+
+/**
+ * A statement made before the current one was (a late turn): it never becomes current. On the
+ * world-time line of the key's held values it confirms the value in force then, starts an equal
+ * successor earlier, or is inserted as a superseded record between its neighbours.
+ */
+function insertHistory(work: Work, f: ResolvedFact): void {
+  const t = Date.parse(f.validFrom);
+  const line = work.entities.filter((e) => e.key === f.key && e.status !== 'retracted' && !(e.status === 'active' && e.source === 'inferred')).sort((a, b) => Date.parse(a.validFrom) - Date.parse(b.validFrom));
+  let p = -1;
+  line.forEach((e, i) => {
+    if (Date.parse(e.validFrom) <= t) p = i;
+  });
+  const pred = p >= 0 ? line[p] : undefined;
+  const succ = line[p + 1];
   if (pred && valuesEqual(pred.value, f.value)) return confirm(work, pred, f);
-  if (!succ) return insertActive(work, f, pred);
+  if (!succ) return void newRecord(work, f, 'retracted', null, null, f.validFrom);
   if (valuesEqual(succ.value, f.value)) {
-    // The value held earlier than we knew: start it earlier instead of repeating it.
     succ.validFrom = f.validFrom;
     if (pred) pred.validUntil = f.validFrom;
     return confirm(work, succ, f);
   }
-  insertHistorical(work, f, pred, succ);
-}
-
-function insertActive(work: Work, f: ResolvedFact, pred: TemporalEntity | undefined): void {
-  const rec = newRecord(work, f, 'active', pred?.id ?? null, null, null);
-  if (pred) {
-    if (pred.status === 'active') work.superseded.push(pred.id);
-    pred.status = 'superseded';
-    pred.validUntil = f.validFrom;
-    pred.supersededBy = rec.id;
-  }
-}
-
-/** Out-of-order world time: the fact sits between `pred` (maybe none) and `succ` in the chain. */
-function insertHistorical(work: Work, f: ResolvedFact, pred: TemporalEntity | undefined, succ: TemporalEntity): void {
   const rec = newRecord(work, f, 'superseded', pred?.id ?? null, succ.id, succ.validFrom);
   succ.supersedes = rec.id;
   if (pred) {
@@ -194,6 +249,7 @@ function newRecord(work: Work, f: ResolvedFact, status: TemporalEntity['status']
     validFrom: f.validFrom,
     validUntil,
     recordedAt: iso(work.opts.now),
+    statedAt: statedAt(f),
     expiresAt: expiryOf(work, f),
     supersedes,
     supersededBy,
@@ -205,7 +261,7 @@ function newRecord(work: Work, f: ResolvedFact, status: TemporalEntity['status']
   return rec;
 }
 
-/** A profile entry written before the timeline existed gets a record first, so world-time ordering applies to it. */
+/** A profile entry written before the timeline existed gets a record first, so ordering applies to it. */
 function seedLegacyProfile(work: Work, entry: ProfileEntry | undefined, f: ResolvedFact): void {
   if (!entry || work.entities.some((e) => e.key === f.key)) return;
   if (Number.isNaN(Date.parse(entry.updatedAt))) return;
@@ -226,16 +282,20 @@ function uniqueId(work: Work, base: string): string {
   return id;
 }
 
-function worldMs(s: string, what: string, code: 'bad_request' | 'internal'): number {
-  const ms = Date.parse(s);
-  if (Number.isNaN(ms)) throw new MemgateError(code, `${what}: validFrom "${s}" is not an ISO-8601 time`);
-  return ms;
+function statedAt(f: ResolvedFact): string {
+  return f.statedAt ?? f.validFrom;
 }
 
-function latest(list: readonly TemporalEntity[]): TemporalEntity | undefined {
-  let best: TemporalEntity | undefined;
-  for (const e of list) if (!best || Date.parse(e.validFrom) >= Date.parse(best.validFrom)) best = e;
-  return best;
+/** When a record was said; records written before `statedAt` existed fall back to their world time. */
+function saidMs(e: TemporalEntity): number {
+  const ms = Date.parse(e.statedAt ?? e.validFrom);
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+function worldMs(s: string, what: string, code: 'bad_request' | 'internal'): number {
+  const ms = Date.parse(s);
+  if (Number.isNaN(ms)) throw new MemgateError(code, `${what}: "${s}" is not an ISO-8601 time`);
+  return ms;
 }
 
 function cloneEntity(e: TemporalEntity): TemporalEntity {

@@ -113,8 +113,8 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
   await ports.cache.set(scope, buildSessionContext(next, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: remaining }));
 
   const finished = clock.now();
-  for (const old of merged.superseded) {
-    ports.events.publish({ type: 'fact.superseded', ...scopeFields(scope), at: finished, data: { key: old.key, field: old.field, oldId: old.id, newId: old.supersededBy } });
+  for (const [type, list] of [['fact.superseded', merged.superseded], ['fact.retracted', merged.retracted]] as const) {
+    for (const old of list) ports.events.publish({ type, ...scopeFields(scope), at: finished, data: { key: old.key, field: old.field, oldId: old.id, newId: old.supersededBy } });
   }
   if (compressed.acus.length > 0) ports.events.publish({ type: 'acus.indexed', ...scopeFields(scope), at: finished, data: { count: compressed.acus.length, suppressed: compressed.suppressed } });
   const report: ExtractionReport = {
@@ -125,6 +125,7 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
     factsExtracted: facts.length,
     entitiesInserted: merged.inserted.length,
     entitiesSuperseded: merged.superseded.length,
+    entitiesRetracted: merged.retracted.length,
     profileUpdated: merged.profileUpdated.length,
     acusIndexed: compressed.acus.length,
     acusSuppressed: compressed.suppressed,
@@ -173,5 +174,5 @@ function scopeFields(scope: Scope): { tenantId: string; agentId: string; userId:
 }
 
 function skipped(reason: string): ExtractionReport {
-  return { ran: false, skipped: reason, turnsRead: 0, turnsKept: 0, turnsArchived: 0, factsExtracted: 0, entitiesInserted: 0, entitiesSuperseded: 0, profileUpdated: 0, acusIndexed: 0, acusSuppressed: 0, version: 0, durationMs: 0 };
+  return { ran: false, skipped: reason, turnsRead: 0, turnsKept: 0, turnsArchived: 0, factsExtracted: 0, entitiesInserted: 0, entitiesSuperseded: 0, entitiesRetracted: 0, profileUpdated: 0, acusIndexed: 0, acusSuppressed: 0, version: 0, durationMs: 0 };
 }

@@ -16,7 +16,8 @@ export interface ResolveOptions {
  * unknown fields, values that do not fit the field's type and facts without
  * evidence in the window are dropped; keys get their qualifier; `validFrom`
  * falls back to the evidence turn's time; a fact resting only on low-confidence
- * speech is downgraded to `inferred` (PROTOCOL.md, voice-native fields).
+ * speech is downgraded to `inferred` (PROTOCOL.md, voice-native fields); `statedAt` is when
+ * the evidence was said, and a speaker's correction mark is kept.
  */
 export function resolveFacts(facts: readonly ExtractedFact[], schema: ExtractionSchema, turns: readonly Turn[], options: ResolveOptions): ResolvedFact[] {
   const fields = new Map<string, FieldDef>(schema.fields.map((f) => [f.name, f]));
@@ -34,16 +35,20 @@ export function resolveFacts(facts: readonly ExtractedFact[], schema: Extraction
     if (field.keyBy && !qualifier) continue; // a keyed field without its qualifier would merge distinct entities
     const validFromMs = fact.validFrom ? Date.parse(fact.validFrom) : NaN;
     const validFrom = iso(Number.isFinite(validFromMs) ? validFromMs : refTs);
-    out.push({
+    const resolved: ResolvedFact = {
       key: qualifier ? `${field.name}:${qualifier}` : field.name,
       field,
       value,
       source: downgradeForSpeech(fact.source, evidenceTurns, options.lowAsrConfidence),
       validFrom,
+      statedAt: iso(refTs),
       evidence: [...new Set(evidenceTurns.map((t) => t.turnId))],
-    });
+    };
+    if (fact.correction === true) resolved.correction = true;
+    out.push(resolved);
   }
-  return out.sort((a, b) => a.validFrom.localeCompare(b.validFrom));
+  // Statement order: the newest statement is current truth (PROTOCOL.md, Memory semantics).
+  return out.sort((a, b) => (a.statedAt ?? '').localeCompare(b.statedAt ?? ''));
 }
 
 /** A qualifier is part of an entity key: stable lower-case form, so "12 MG Road" and "12 mg road" match. */

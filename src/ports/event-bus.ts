@@ -5,6 +5,7 @@ export type MemgateEventType =
   | 'extraction.finished'
   | 'extraction.failed'
   | 'fact.superseded'
+  | 'fact.retracted'
   | 'acus.indexed'
   | 'session.started'
   | 'session.ended';

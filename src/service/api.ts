@@ -55,6 +55,7 @@ export interface ExtractionReport {
   factsExtracted: number;
   entitiesInserted: number;
   entitiesSuperseded: number;
+  entitiesRetracted: number;
   profileUpdated: number;
   acusIndexed: number;
   acusSuppressed: number;

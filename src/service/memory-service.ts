@@ -112,9 +112,13 @@ export class MemoryService implements MemoryApi {
     const t0 = performance.now();
     if (query.trim().length === 0) throw badRequest('query must not be empty');
     const m = this.config.memory;
-    const { results, partial } = await searchCascade({ acus: this.ports.acus, cold: this.ports.cold, embedder: this.ports.embedder, now: () => performance.now() }, scope, query, {
+    const p = this.ports;
+    const memory = { hot: (s: Scope) => p.documents.getHot(s), buffered: (s: Scope) => p.buffer.list(s), schema: (s: Scope) => this.schemas.get(s.tenantId, s.agentId) };
+    const deps = { acus: p.acus, cold: p.cold, embedder: p.embedder, now: () => performance.now(), memory, clock: () => this.clock.now() };
+    const { results, partial } = await searchCascade(deps, scope, query, {
       k: options.k ?? m.searchK,
       ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+      ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
       hybrid: m.hybrid,
       rrfK: m.rrfK,
       confidenceThreshold: m.confidenceThreshold,

@@ -51,6 +51,12 @@ describe('mongo hot document records', () => {
     expect(fromHotRecord(toHotRecord(doc))).toStrictEqual(doc);
   });
 
+  it('round-trips the statement time and the retracted status of timeline records', () => {
+    const doc = makeHotDoc(randomScope(), 3);
+    doc.entities[0] = { ...doc.entities[0]!, status: 'retracted', statedAt: '2026-02-09T10:00:00.000Z' };
+    expect(fromHotRecord(toHotRecord(doc))).toStrictEqual(doc);
+  });
+
   it('keeps agent-defined profile names with dots and dollars out of MongoDB field names', () => {
     const doc: HotDocument = makeHotDoc(randomScope(), 1);
     doc.profile['plot.no'] = { value: 7, updatedAt: '2026-03-01T10:00:00.000Z', source: 'explicit', evidence: [] };

@@ -93,8 +93,9 @@ describe('buildSessionContext', () => {
     expect(lines[0]).toBe(`- [2026-01-15] Rajiv Kumar (user): My budget is 50 lakh. [outdated: budget is now ${formatValue(lakh(80))}]`);
     expect(lines[1]).toBe('- [2026-01-15] agent: Noted.');
     expect(lines[2]).toBe('- [2026-01-15] Rajiv Kumar (user): I got approved for 80 lakh!');
-    // The structured `recent` stays verbatim.
-    expect(ctx.recent[0]).toEqual({ turnId: 't1', role: 'user', text: 'My budget is 50 lakh.', ts: recent[0]!.ts, speaker: 'Rajiv Kumar' });
+    // The structured `recent` keeps the text verbatim and carries the mark beside it.
+    expect(ctx.recent[0]).toEqual({ turnId: 't1', role: 'user', text: 'My budget is 50 lakh.', ts: recent[0]!.ts, speaker: 'Rajiv Kumar', outdated: [{ key: 'budget', now: lakh(80) }] });
+    expect(ctx.recent[2]).not.toHaveProperty('outdated');
   });
 
   it('does not mark a turn that also evidences an active fact, and marks expired evidence', () => {
@@ -146,5 +147,18 @@ describe('buildSessionContext', () => {
     expect(section(ctx.contextBlock, 'Recent conversation').length).toBeGreaterThanOrEqual(4);
     // The newest turn always survives trimming.
     expect(section(ctx.contextBlock, 'Recent conversation').at(-1)).toContain('number 11');
+  });
+});
+
+describe('buildSessionContext: one fact-state model in every section', () => {
+  it('annotates a summary that states a superseded value, keeps the current one plain, and lists a waiting candidate under possibly', () => {
+    const facts = [fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1']), fact(budget, lakh(80), '2026-01-15T10:00:03Z', ['t9']), { ...fact(budget, lakh(18), '2026-01-16T10:00:00Z', ['t12']), source: 'inferred' as const, statedAt: '2026-01-16T10:00:00Z' }];
+    const d = doc(facts, []);
+    d.summaries = [{ sessionId: 's1', text: 'Rajiv Kumar said his budget is 50 lakhs rupees for a 3BHK in Pune.', from: '2026-01-03T10:00:00Z', to: '2026-01-03T10:10:00Z' }];
+    const ctx = buildSessionContext(d, { now: NOW, contextWindowTurns: 10 });
+    expect(ctx.facts.map((f) => f.value)).toEqual([lakh(80)]);
+    expect(ctx.possibly.map((f) => f.value)).toEqual([lakh(18)]);
+    expect(ctx.summaries[0]?.text).toBe(`Rajiv Kumar said his budget is 50 lakhs rupees for a 3BHK in Pune. [outdated: budget is now ${formatValue(lakh(80))}]`);
+    expect(section(ctx.contextBlock, 'Earlier sessions')[0]).toMatch(/50 lakhs rupees.*\[outdated: budget is now ₹80 lakh/);
   });
 });

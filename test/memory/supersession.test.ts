@@ -203,3 +203,74 @@ describe('applyFacts: profile', () => {
     expect(chainOf(out.entities, 'city').map((e) => e.value)).toEqual(['Pune', 'Delhi']);
   });
 });
+
+/** PROTOCOL.md "Memory semantics": the newest statement is current; validFrom only places it on the world-time line. */
+describe('applyFacts: change vs correction', () => {
+  const said = (f: ResolvedFact, statedAt: string, correction = false): ResolvedFact => ({ ...f, statedAt, ...(correction ? { correction } : {}) });
+
+  it('a later statement with an earlier validFrom retracts the current value ("moved there last month")', () => {
+    const a = applyFacts(empty(), [said(fact(city, 'Chennai', '2026-02-10T09:00:00Z', ['c1']), '2026-02-10T09:00:00Z')], opts());
+    const b = applyFacts(a, [said(fact(city, 'Mysore', '2026-01-20T09:00:00Z', ['c2']), '2026-02-20T09:00:00Z')], opts(NOW + HOUR));
+    const chennai = b.entities.find((e) => e.value === 'Chennai')!;
+    const mysore = b.entities.find((e) => e.value === 'Mysore')!;
+    expect(mysore).toMatchObject({ status: 'active', validFrom: '2026-01-20T09:00:00Z', supersedes: chennai.id, validUntil: null });
+    expect(chennai).toMatchObject({ status: 'retracted', supersededBy: mysore.id });
+    expect(b.profile.city?.value).toBe('Mysore');
+    expect(b.retracted.map((e) => e.id)).toEqual([chennai.id]);
+    expect(b.superseded).toEqual([]);
+  });
+
+  it('a correction cue retracts even when validFrom is later', () => {
+    const a = applyFacts(empty(), [said(fact(budget, lakh(12), '2026-01-03T10:00:00Z', ['t1']), '2026-01-03T10:00:00Z')], opts());
+    const b = applyFacts(a, [said(fact(budget, lakh(21), '2026-01-03T10:05:00Z', ['t2']), '2026-01-03T10:05:00Z', true)], opts());
+    expect(byValue(b.entities, 12)).toMatchObject({ status: 'retracted', supersededBy: byValue(b.entities, 21).id });
+    expect(byValue(b.entities, 21).status).toBe('active');
+  });
+
+  it('a later validFrom without a cue supersedes, with validUntil = the new validFrom', () => {
+    const a = applyFacts(empty(), [said(fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1']), '2026-01-03T10:00:00Z')], opts());
+    const b = applyFacts(a, [said(fact(budget, lakh(80), '2026-01-20T10:00:00Z', ['t2']), '2026-01-20T10:00:00Z')], opts());
+    expect(byValue(b.entities, 50)).toMatchObject({ status: 'superseded', validUntil: '2026-01-20T10:00:00Z' });
+  });
+});
+
+describe('applyFacts: confidence order', () => {
+  const at = (f: ResolvedFact, statedAt: string): ResolvedFact => ({ ...f, statedAt });
+  const confirmed80 = () => applyFacts(empty(), [at(fact(budget, lakh(80), '2026-01-10T10:00:00Z', ['t1'], 'confirmed'), '2026-01-10T10:00:00Z')], opts());
+
+  it('an inferred value never supersedes a confirmed one: it waits beside it as a candidate', () => {
+    const b = applyFacts(confirmed80(), [at(fact(budget, lakh(18), '2026-01-20T10:00:00Z', ['t2'], 'inferred'), '2026-01-20T10:00:00Z')], opts());
+    expect(byValue(b.entities, 80)).toMatchObject({ status: 'active', source: 'confirmed' });
+    expect(byValue(b.entities, 18)).toMatchObject({ status: 'active', source: 'inferred', supersedes: null });
+    expect(b.superseded).toEqual([]);
+    expect(b.retracted).toEqual([]);
+  });
+
+  it('a later explicit restatement of the current value settles the candidate (retracted)', () => {
+    const b = applyFacts(confirmed80(), [at(fact(budget, lakh(18), '2026-01-20T10:00:00Z', ['t2'], 'inferred'), '2026-01-20T10:00:00Z')], opts());
+    const c = applyFacts(b, [at(fact(budget, lakh(80), '2026-01-21T10:00:00Z', ['t3']), '2026-01-21T10:00:00Z')], opts());
+    expect(byValue(c.entities, 18)).toMatchObject({ status: 'retracted', supersededBy: byValue(c.entities, 80).id });
+    expect(activeEntities(c.entities, NOW).map((e) => e.value)).toEqual([lakh(80)]);
+  });
+
+  it('a later explicit statement of the candidate value promotes it and replaces the old value', () => {
+    const b = applyFacts(confirmed80(), [at(fact(budget, lakh(90), '2026-01-20T10:00:00Z', ['t2'], 'inferred'), '2026-01-20T10:00:00Z')], opts());
+    const c = applyFacts(b, [at(fact(budget, lakh(90), '2026-01-22T10:00:00Z', ['t3']), '2026-01-22T10:00:00Z')], opts());
+    const v90 = byValue(c.entities, 90);
+    expect(v90).toMatchObject({ status: 'active', source: 'explicit', evidence: ['t2', 't3'], supersedes: byValue(c.entities, 80).id });
+    expect(byValue(c.entities, 80)).toMatchObject({ status: 'superseded', supersededBy: v90.id });
+  });
+
+  it('an explicit change still replaces a confirmed value (a new statement is the user\'s own word)', () => {
+    const c = applyFacts(confirmed80(), [at(fact(budget, lakh(100), '2026-02-01T10:00:00Z', ['t3']), '2026-02-01T10:00:00Z')], opts());
+    expect(byValue(c.entities, 80).status).toBe('superseded');
+    expect(byValue(c.entities, 100).status).toBe('active');
+  });
+
+  it('a newer hedge replaces an older candidate, never the current value', () => {
+    const b = applyFacts(confirmed80(), [at(fact(budget, lakh(60), '2026-01-20T10:00:00Z', ['t2'], 'inferred'), '2026-01-20T10:00:00Z')], opts());
+    const c = applyFacts(b, [at(fact(budget, lakh(65), '2026-01-21T10:00:00Z', ['t3'], 'inferred'), '2026-01-21T10:00:00Z')], opts());
+    expect(byValue(c.entities, 60).status).toBe('retracted');
+    expect(activeEntities(c.entities, NOW).map((e) => [e.value, e.source])).toEqual([[lakh(80), 'confirmed'], [lakh(65), 'inferred']]);
+  });
+});

@@ -68,7 +68,7 @@ export function turnRecord(turn: Turn): Turn {
 }
 
 function entityRecord(e: TemporalEntity): TemporalEntity {
-  return {
+  const rec: TemporalEntity = {
     id: e.id,
     key: e.key,
     field: e.field,
@@ -84,6 +84,9 @@ function entityRecord(e: TemporalEntity): TemporalEntity {
     supersededBy: e.supersededBy,
     evidence: [...e.evidence],
   };
+  // Optional: records written before statement order existed have none (and BSON would store undefined as null).
+  if (typeof e.statedAt === 'string') rec.statedAt = e.statedAt;
+  return rec;
 }
 
 /** HotDocument → stored document. */

@@ -1,0 +1,156 @@
+import { iso } from '../core/clock.ts';
+import type { ExtractionSchema, FieldDef } from '../core/schema.ts';
+import { STOPWORDS } from '../core/stopwords.ts';
+import type { HotDocument, ResultFact, SearchResult, TemporalEntity, Turn } from '../core/types.ts';
+import { keyLabel } from './fact-state.ts';
+import { stem } from './stem.ts';
+import { isExpired } from './supersession.ts';
+import { formatValue } from './values.ts';
+
+/**
+ * The two tiers memory_search reads from the hot document and the turn buffer, before
+ * anything is compressed into ACUs: structured facts and kept/buffered turns. Both are
+ * scored lexically (no embedding call: these tiers must stay cheap and work with any
+ * embedder). A question that names a field ("what is the budget?") scores its current
+ * fact above any ACU; a value only a turn states is found in the turn.
+ */
+
+/** Score bands: a fact whose field the question names starts here (above typical ACU cosines). */
+export const FIELD_MATCH_SCORE = 0.8;
+/** A fact matched only by a hint, its qualifier or its value. */
+export const WEAK_MATCH_SCORE = 0.6;
+/** Turn results scale up to this. */
+export const RECENT_MAX_SCORE = 0.7;
+/** History (superseded, retracted, expired) ranks at this fraction of its match score. */
+const HISTORY_FACTOR = 0.7;
+
+/** When the search is asked as of a world time (PROTOCOL.md `asOf`); `now` is system time for expiry. */
+export interface TierClock {
+  now: number;
+  asOf?: number;
+}
+
+/** Content terms of a text: lower-case words, stopwords dropped, stemmed. */
+export function terms(text: string): string[] {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return words.filter((w) => !STOPWORDS.has(w) && !QUESTION_WORDS.has(w)).map(stem);
+}
+
+// Words that make a question a question, not what it is about.
+const QUESTION_WORDS = new Set(['whats', 'much', 'many', 'current', 'currently', 'still', 'user', 'caller', 'customer', 'remember', 'said', 'say', 'told', 'mention', 'mentioned']);
+
+/** Fact results for `query`: current values, waiting candidates, and matching history, best first. */
+export function factResults(doc: HotDocument | null, schema: ExtractionSchema, query: string, clock: TierClock): SearchResult[] {
+  if (!doc) return [];
+  const q = terms(query);
+  if (q.length === 0) return [];
+  const fields = new Map(schema.fields.map((f) => [f.name, f]));
+  const out: SearchResult[] = [];
+  for (const e of doc.entities) {
+    const state = stateAt(e, clock);
+    if (state === null) continue;
+    const match = matchScore(q, e, fields.get(e.field));
+    if (match === null) continue;
+    const live = state === 'current' || state === 'candidate';
+    const score = live ? match : match * HISTORY_FACTOR;
+    // As of a past time a record valid then is the answer, but its text must not call it current today.
+    const holdsNow = e.status === 'active' && !isExpired(e, clock.now);
+    out.push({
+      text: factText(e, holdsNow ? state : 'history'),
+      score,
+      confidence: e.source === 'inferred' || !live ? 'low' : score >= FIELD_MATCH_SCORE ? 'high' : 'medium',
+      source: 'fact',
+      turnRefs: [...e.evidence],
+      validAt: e.validFrom,
+      fact: resultFact(e, clock),
+    });
+  }
+  return out.sort((a, b) => b.score - a.score);
+}
+
+/** Turn results: kept and buffered turns (deduplicated) that share content words with the query. */
+export function recentResults(turns: readonly Turn[], query: string, clock: TierClock): SearchResult[] {
+  const q = new Set(terms(query));
+  if (q.size === 0) return [];
+  const byId = new Map<string, Turn>();
+  for (const t of turns) if (clock.asOf === undefined || t.ts <= clock.asOf) byId.set(t.turnId, t);
+  const out: SearchResult[] = [];
+  for (const t of byId.values()) {
+    const words = new Set(terms(t.text));
+    let hits = 0;
+    for (const w of q) if (words.has(w)) hits++;
+    if (hits === 0) continue;
+    const score = RECENT_MAX_SCORE * (0.5 + 0.5 * (hits / q.size));
+    const who = t.speaker ? `${t.speaker} (${t.role})` : t.role;
+    out.push({ text: `${who} on ${iso(t.ts).slice(0, 10)}: ${t.text}`, score, confidence: score >= 0.6 ? 'medium' : 'low', source: 'recent', turnRefs: [t.turnId], validAt: iso(t.ts) });
+  }
+  return out.sort((a, b) => b.score - a.score || Date.parse(b.validAt) - Date.parse(a.validAt));
+}
+
+/** A result for a key's current record that the tiers did not match (brought in above an outdated result). */
+export function currentFactResult(e: TemporalEntity, score: number, now: number): SearchResult {
+  return { text: factText(e, 'current'), score, confidence: 'high', source: 'fact', turnRefs: [...e.evidence], validAt: e.validFrom, fact: resultFact(e, { now }) };
+}
+
+type FactStateAt = 'current' | 'candidate' | 'history';
+
+/**
+ * Where a record stands for this search. Now: active and unexpired records are current (or
+ * inferred candidates), the rest history. As of a world time: records valid then (never
+ * retracted ones, which never held), nothing else.
+ */
+function stateAt(e: TemporalEntity, clock: TierClock): FactStateAt | null {
+  if (clock.asOf !== undefined) {
+    if (e.status === 'retracted' || (e.status === 'active' && e.source === 'inferred')) return null;
+    const from = Date.parse(e.validFrom);
+    const until = e.validUntil === null ? Infinity : Date.parse(e.validUntil);
+    const expired = e.expiresAt !== null && Date.parse(e.expiresAt) <= clock.asOf;
+    return from <= clock.asOf && clock.asOf < until && !expired ? 'current' : null;
+  }
+  if (e.status !== 'active' || isExpired(e, clock.now)) return 'history';
+  return e.source === 'inferred' ? 'candidate' : 'current';
+}
+
+/**
+ * How well the question is about this record: every query term is matched against the field's
+ * name (and the key's qualifier), its hints, its value, and its description, in that order of
+ * weight. Null unless at least one term hits something stronger than the description.
+ */
+function matchScore(q: readonly string[], e: TemporalEntity, field: FieldDef | undefined): number | null {
+  const name = new Set(terms(`${e.field} ${e.key.includes(':') ? e.key.slice(e.key.indexOf(':') + 1) : ''}`.replace(/_/g, ' ')));
+  const hints = new Set(terms((field?.hints ?? []).join(' ')));
+  const value = new Set(terms(formatValue(e.value)));
+  const description = new Set(terms(field?.description ?? ''));
+  let named = false;
+  let strong = false;
+  let covered = 0;
+  for (const t of q) {
+    if (name.has(t)) {
+      named = strong = true;
+      covered += 1;
+    } else if (hints.has(t) || value.has(t)) {
+      strong = true;
+      covered += 0.8;
+    } else if (description.has(t)) covered += 0.4;
+  }
+  if (!strong) return null;
+  const coverage = Math.min(1, covered / q.length);
+  return named ? FIELD_MATCH_SCORE + 0.15 * coverage : WEAK_MATCH_SCORE + 0.15 * coverage;
+}
+
+/** One line that states the record as what it is: current, a possibility, or dated history. */
+function factText(e: TemporalEntity, state: FactStateAt): string {
+  const name = keyLabel(e.key);
+  const value = formatValue(e.value);
+  const from = e.validFrom.slice(0, 10);
+  if (state === 'current') return `${name} is ${value} (since ${from})`;
+  if (state === 'candidate') return `${name} may be ${value} (unconfirmed, said ${(e.statedAt ?? e.validFrom).slice(0, 10)})`;
+  const until = e.validUntil ? ` until ${e.validUntil.slice(0, 10)}` : '';
+  const why = e.status === 'retracted' ? 'retracted' : e.status === 'superseded' ? 'superseded' : 'expired';
+  return `${name} was ${value} (from ${from}${until}; ${why})`;
+}
+
+function resultFact(e: TemporalEntity, clock: TierClock): ResultFact {
+  const status = e.status === 'active' && isExpired(e, clock.now) ? 'expired' : e.status;
+  return { key: e.key, field: e.field, value: e.value, status, source: e.source, validFrom: e.validFrom, validUntil: e.validUntil };
+}
