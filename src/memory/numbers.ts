@@ -35,6 +35,8 @@ const WORD = [...Object.keys(UNITS), 'oh', ...Object.keys(TENS), ...Object.keys(
 // A run of number words joined by spaces, hyphens or "and" ("four hundred and fifty", "one and a half").
 const RUN = new RegExp(`\\b(?:a\\s+(?=hundred|thousand|dozen))?(?:${WORD})(?:(?:[\\s-]+|\\s+and\\s+(?:a\\s+)?)(?:${WORD}))*\\b`, 'gi');
 const DETERMINERS = /\b(?:the|this|that|which|any|no|some|every|each|another|only)\s+$/i;
+const PRONOUN_ONE_BEFORE = /\b(?:the|this|that|which|other|another)\s+(?:[\w'-]+\s+){1,3}$/i;
+const PRONOUN_ONE_AFTER = /^\s*(?:[,.;:!?]|$|(?:and|or|but|is|was|for|at|in|on|with|too|instead|please|then|which|that)\b)/i;
 
 /** Numeric value of a run of number words, or null when it is not one well-formed number. */
 export function parseNumberWords(run: string): number | null {
@@ -115,8 +117,13 @@ export function wordsToDigits(text: string): string {
   return out.replace(RUN, (run, offset: number, whole: string) => {
     const words = run.toLowerCase().replace(/-/g, ' ').split(/\s+/).filter((w) => w !== 'and' && w !== '');
     if (words.length >= 3 && words.every(isDigitWord)) return digitsOf(words) ?? run;
+    // "40 thousand", "2.5 thousand": a scale word after digits scales them; the money parser
+    // reads it as a word, so it must not become a second number ("40 1000").
+    if (SMALL_SCALES[words[0]!] !== undefined && /\d\s*$/.test(whole.slice(0, offset))) return run;
     if (words.length === 1 && (words[0] === 'one' || words[0] === 'half' || words[0] === 'point')) {
       if (words[0] !== 'one' || DETERMINERS.test(whole.slice(0, offset)) || /^\s+of\b/i.test(whole.slice(offset + run.length))) return run;
+      // "the Indiranagar one", "the bigger one, please": a pronoun closing a noun phrase, no count.
+      if (PRONOUN_ONE_BEFORE.test(whole.slice(0, offset)) && PRONOUN_ONE_AFTER.test(whole.slice(offset + run.length))) return run;
     }
     const n = parseNumberWords(run);
     return n === null ? run : String(n);

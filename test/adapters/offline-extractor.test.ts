@@ -102,7 +102,8 @@ describe('OfflineExtractor.extract: real-estate calls', () => {
     ]));
     expect(facts).toEqual([
       { field: 'budget', value: { amount: 8_000_000, currency: 'INR' }, source: 'confirmed', evidence: ['k-0', 'k-1'] },
-      { field: 'budget', value: { amount: 8_500_000, currency: 'INR' }, source: 'explicit', evidence: ['k-2', 'k-3'] },
+      // "No, it's 85 lakhs" corrects the 90 the agent read back.
+      { field: 'budget', value: { amount: 8_500_000, currency: 'INR' }, source: 'explicit', evidence: ['k-2', 'k-3'], correction: true },
     ]);
   });
 
@@ -178,7 +179,8 @@ describe('OfflineExtractor.extract: real-estate calls', () => {
     ].map((text, i) => ({ role: 'user' as const, at: `2026-01-15T10:00:0${i}Z`, text })));
     expect(await extract(schema, chat)).toEqual([]);
     const real = await extract(schema, turns('d', [{ role: 'user', at: '2026-01-15T10:00:00Z', text: "Oh and I moved to Denver last month, so I'm not in Austin anymore." }]));
-    expect(real).toEqual([{ field: 'location', value: 'Denver', source: 'explicit', evidence: ['d-0'], validFrom: '2025-12-01T00:00:00.000Z' }]);
+    // "last month" as the time of a change counts back one month from the turn.
+    expect(real).toEqual([{ field: 'location', value: 'Denver', source: 'explicit', evidence: ['d-0'], validFrom: '2025-12-15T00:00:00.000Z' }]);
   });
 
   it('is deterministic', async () => {

@@ -188,6 +188,87 @@ describe('OpenAiExtractor.extract', () => {
   });
 });
 
+describe('OpenAiExtractor.extract: memory semantics (corrections, confidence, keyed values, speakers)', () => {
+  // Three calls' worth of turns the rules are about; ts anchors relative dates.
+  const semantics: ExtractionSchema = {
+    fields: [
+      { name: 'city', category: 'temporal', type: 'string', description: 'City the user lives in', hints: ['moved to', 'i live in'] },
+      { name: 'date_of_birth', category: 'profile', type: 'date', description: "The user's date of birth" },
+      { name: 'offered_rent', category: 'temporal', type: 'money', description: 'Rent the user offers, in INR', keyBy: 'property' },
+      { name: 'phone', category: 'profile', type: 'string', description: "The user's phone number" },
+    ],
+  };
+  const line = (id: string, i: number, role: Turn['role'], text: string, extra: Partial<Turn> = {}): Turn => ({
+    turnId: id, seq: i + 1, sessionId: 's2', role, text, ts: T0 + i * 60_000, receivedAt: T0 + i * 60_000, tokens: 10, ...extra,
+  });
+  const conversation = (): Turn[] => [
+    line('u-live', 0, 'user', 'I live in Chennai.'),
+    line('u-moved', 1, 'user', 'Actually I moved to Mysore last month.'),
+    line('u-dob', 2, 'user', 'My date of birth is 12 March 1990, sorry, I meant 21 March 1990.'),
+    line('u-rent', 3, 'user', '30,000 for the MG Road flat and 45,000 for the Indiranagar one.'),
+    line('a-office', 4, 'agent', 'You can reach me on 080 4123 4567, my office number.'),
+    line('u-sure', 5, 'user', 'Sure, thanks.'),
+    line('a-read', 6, 'agent', 'Your number is 98450 12345, correct?'),
+    line('u-yes', 7, 'user', 'Yes.', { asrConfidence: 0.35 }),
+  ];
+  const semanticInput = (): ExtractionInput => ({ schema: semantics, turns: conversation(), knownProfile: {}, now: T0 + 600_000 });
+
+  it('sends the correction, confidence, keyed-value and relative-time rules, and a schema that requires `correction`', async () => {
+    await extractor().extract(semanticInput());
+    const body = fake.chatRequests[0]!;
+    const wire = body.response_format!.json_schema!.schema as { properties: { facts: { items: { properties: Record<string, { type?: unknown }>; required: string[] } } } };
+    const item = wire.properties.facts.items;
+    expect(item.properties['correction']).toEqual({ type: 'boolean' });
+    expect(item.required).toEqual(expect.arrayContaining(['field', 'qualifier', 'value', 'source', 'validFrom', 'correction', 'evidence']));
+    expect(JSON.stringify(item.properties['source'])).toContain('confirmed');
+    const prompt = body.messages.map((m) => m.content).join('\n');
+    expect(prompt).toContain('output only the corrected value');
+    expect(prompt).toContain('"sorry, I meant", "no, it\'s", "actually", "correction", "not X but Y"');
+    expect(prompt).toContain('"I think maybe 60"');
+    expect(prompt).toMatch(/asrConfidence below 0\.6/);
+    expect(prompt).toContain('the user\'s very next turn agreed to it');
+    expect(prompt).toContain('its office number');
+    expect(prompt).toContain('one fact per entity');
+    expect(prompt).toContain('"two weeks ago" = 14 days before that ts');
+    expect(prompt).toContain('"40 thousand" = 40000');
+    expect(prompt).toContain(`"ts":"${new Date(T0 + 60_000).toISOString()}"`);
+    expect(prompt).toContain('keyed by property');
+  });
+
+  it('maps a reply: corrections, relative validFrom, one fact per qualifier; drops the agent\'s own number; a misheard "yes" confirms nothing', async () => {
+    fake.scriptChat([
+      {
+        facts: [
+          { field: 'city', qualifier: null, value: 'Chennai', source: 'explicit', validFrom: null, correction: false, evidence: ['u-live'] },
+          { field: 'city', qualifier: null, value: 'Mysore', source: 'explicit', validFrom: '2025-12-15T10:01:00Z', correction: true, evidence: ['u-moved'] },
+          { field: 'date_of_birth', qualifier: null, value: '1990-03-21', source: 'explicit', validFrom: null, correction: true, evidence: ['u-dob'] },
+          { field: 'offered_rent', qualifier: 'MG Road', value: { amount: 30_000, currency: 'INR' }, source: 'explicit', validFrom: null, correction: false, evidence: ['u-rent'] },
+          { field: 'offered_rent', qualifier: 'Indiranagar', value: { amount: 45_000, currency: 'INR' }, source: 'explicit', validFrom: null, correction: false, evidence: ['u-rent'] },
+          // The model slips: the agent's own office number, resting on the agent turn only.
+          { field: 'phone', qualifier: null, value: '08041234567', source: 'explicit', validFrom: null, correction: false, evidence: ['a-office'] },
+          // A read-back "confirmed" by a turn the recogniser barely heard.
+          { field: 'phone', qualifier: null, value: '9845012345', source: 'confirmed', validFrom: null, correction: null, evidence: ['a-read', 'u-yes'] },
+        ],
+      },
+    ]);
+    const facts = await extractor().extract(semanticInput());
+    expect(facts).toEqual([
+      { field: 'city', value: 'Chennai', source: 'explicit', evidence: ['u-live'] },
+      { field: 'city', value: 'Mysore', source: 'explicit', validFrom: '2025-12-15T10:01:00.000Z', correction: true, evidence: ['u-moved'] },
+      { field: 'date_of_birth', value: '1990-03-21', source: 'explicit', correction: true, evidence: ['u-dob'] },
+      { field: 'offered_rent', qualifier: 'MG Road', value: { amount: 30_000, currency: 'INR' }, source: 'explicit', evidence: ['u-rent'] },
+      { field: 'offered_rent', qualifier: 'Indiranagar', value: { amount: 45_000, currency: 'INR' }, source: 'explicit', evidence: ['u-rent'] },
+      { field: 'phone', value: '9845012345', source: 'inferred', evidence: ['a-read', 'u-yes'] },
+    ]);
+  });
+
+  it('honours a configured low-confidence threshold', async () => {
+    const reply = { facts: [{ field: 'phone', qualifier: null, value: '9845012345', source: 'confirmed', validFrom: null, correction: false, evidence: ['a-read', 'u-yes'] }] };
+    fake.scriptChat([reply]);
+    expect((await extractor({ lowAsrConfidence: 0.3 }).extract(semanticInput()))[0]?.source).toBe('confirmed');
+  });
+});
+
 describe('OpenAiExtractor.compress', () => {
   it('returns ACU drafts, grounding refs in the segment', async () => {
     fake.onChat((body) => {

@@ -28,6 +28,16 @@ describe('normalizeValue: money', () => {
     ['1,800 a month', 1_800, 'USD'],
     ['approved for 80 lakhs', 8_000_000, 'INR'],
     ['somewhere between 70 and 80 lakhs', 8_000_000, 'INR'],
+    // A scale word after digits scales them ("40 thousand" was read as 40 and 1,000).
+    ['Around 40 thousand rupees.', 40_000, 'INR'],
+    ['forty thousand rupees', 40_000, 'INR'],
+    ['about 2.5 thousand dollars', 2_500, 'USD'],
+    ['roughly 45,000 rupees', 45_000, 'INR'],
+    ['approximately 60k', 60_000, 'USD'],
+    ['fifty lakh', 5_000_000, 'INR'],
+    ['12 lacs', 1_200_000, 'INR'],
+    ['1.2 crore', 12_000_000, 'INR'],
+    ['2 million dollars', 2_000_000, 'USD'],
   ])('%s → %d %s', (raw, amount, currency) => {
     expect(normalizeValue(money, raw, REF)).toEqual({ amount, currency });
   });
@@ -150,6 +160,10 @@ describe('dates relative to the turn', () => {
   it('turns spoken numbers into digits without touching "the one"', () => {
     expect(wordsToDigits('nine eight four five zero double one two three four')).toBe('9845011234');
     expect(wordsToDigits('the one in Whitefield with three bedrooms')).toBe('the one in Whitefield with 3 bedrooms');
+    expect(wordsToDigits('45,000 for the Indiranagar one.')).toBe('45,000 for the Indiranagar one.');
+    expect(wordsToDigits('the bigger one and the MG Road one, please')).toBe('the bigger one and the MG Road one, please');
+    expect(wordsToDigits('one bedroom and one bathroom')).toBe('1 bedroom and 1 bathroom');
+    expect(wordsToDigits('around 40 thousand, or forty five thousand')).toBe('around 40 thousand, or 45000');
   });
 });
 

@@ -5,6 +5,8 @@ import { wordsToDigits } from '../../memory/numbers.ts';
 /** A sentence or sub-sentence of a turn, with the cheap signals the extractor's rules need. */
 export interface Clause {
   text: string;
+  /** Where the clause starts in the turn's text. */
+  offset: number;
   /** The whole sentence the clause belongs to, and its index in the turn. */
   sentence: string;
   sentenceIndex: number;
@@ -61,13 +63,17 @@ export function splitSentences(text: string): string[] {
  */
 export function splitClauses(text: string, perspective: 'user' | 'agent' = 'user'): Clause[] {
   const out: Clause[] = [];
+  let at = 0;
   for (const [sentenceIndex, sentence] of splitSentences(text).entries()) {
     const question = /\?\s*$/.test(sentence) || QUESTION_START_RE.test(sentence);
     for (const part of sentence.split(/\s+but\s+|;\s+|,\s+(?:and|so)\s+(?=(?:i|i'm|we|we're|my|our|now)\b)/i)) {
       const t = part.trim();
       if (!t) continue;
+      const offset = Math.max(0, text.indexOf(t, at));
+      at = offset + t.length;
       out.push({
         text: t,
+        offset,
         sentence,
         sentenceIndex,
         hedgeAt: HEDGE_RE.test(sentence.slice(0, 12)) ? 0 : (HEDGE_RE.exec(t)?.index ?? -1),

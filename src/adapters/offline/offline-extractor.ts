@@ -3,6 +3,7 @@ import type { AcuDraft, CompressionInput, ExtractedFact, ExtractionInput, Extrac
 import { findMoney } from '../../memory/money.ts';
 import { adjacent, isConfirmation, isQuestion, normalizeSpeech, splitSentences } from './clauses.ts';
 import { compressSegment } from './compressor.ts';
+import { applySelfCorrections } from './corrections.ts';
 import { compileSchema, findCues, type CompiledField } from './field-cues.ts';
 import { QualifierTracker } from './qualifiers.ts';
 import { readTurn, type TurnFact } from './turn-extractor.ts';
@@ -13,6 +14,8 @@ export interface OfflineExtractorOptions {
   lowAsrConfidence?: number;
 }
 
+// A reply that opens by denying what the agent just said.
+const DENIAL_RE = /^\W*(?:no|nope|nah|not quite|not really|wrong|that's wrong|that's not right|incorrect)\b/i;
 const ASKS_NAME = /\b(your (?:full )?name|who (?:am i|is this)|speaking with|talking to|whom? do i have)\b/i;
 // A free-text answer only answers a question that asks for a thing ("Which area?"), not "How are you feeling?".
 const ASKS_FOR_TEXT = /^(?:\W*(?:and|so|okay|ok|great|also|now)\b[\s,]*)*(?:what|which|where|who|whom|may i (?:have|know|get)|can i (?:have|get)|could you (?:tell|give)|tell me)\b/i;
@@ -34,7 +37,8 @@ export class OfflineExtractor implements Extractor {
   async extract(input: ExtractionInput): Promise<ExtractedFact[]> {
     const fields = compileSchema(input.schema);
     const turns = [...input.turns].filter((t) => t.role === 'user' || t.role === 'agent').sort((a, b) => a.ts - b.ts || a.seq - b.seq);
-    const texts = turns.map((t) => normalizeSpeech(t.text));
+    const read = turns.map((t) => applySelfCorrections(normalizeSpeech(t.text)));
+    const texts = read.map((r) => r.text);
     const tracker = new QualifierTracker(input.schema, input.knownProfile);
     const keyBys = [...new Set(input.schema.fields.flatMap((f) => (f.keyBy ? [f.keyBy] : [])))];
     const out: ExtractedFact[] = [];
@@ -54,7 +58,12 @@ export class OfflineExtractor implements Extractor {
       const asked = prev ? askedFields(fields, texts[i - 1]!) : new Set<string>();
       const lowAsr = turn.asrConfidence !== undefined && turn.asrConfidence < this.lowAsr;
       currency = stated ?? currency;
-      let own = latestPerField(readTurn({ fields, text, ts: turn.ts, perspective: 'user', askedFields: asked, lowAsr, ...(currency ? { currency } : {}) }));
+      let own = latestPerField(readTurn({ fields, text, ts: turn.ts, perspective: 'user', askedFields: asked, lowAsr, corrections: read[i]!.spans, ...(currency ? { currency } : {}) }));
+      // "No, 85 lakhs" to the agent's "So your budget is 90 lakhs?": the caller corrects what the agent holds.
+      if (prev && DENIAL_RE.test(turn.text)) {
+        const readBack = readBackFields(fields, texts[i - 1]!, prev.ts, asked);
+        own = own.map((f) => (readBack.has(f.field.name) ? { ...f, correction: true } : f));
+      }
       let confirmed: TurnFact[] = [];
       if (prev && isConfirmation(turn.text)) {
         confirmed = latestPerField(readTurn({ fields, text: texts[i - 1]!, ts: prev.ts, perspective: 'agent', askedFields: new Set(), lowAsr: false, ...(currency ? { currency } : {}) }));
@@ -64,6 +73,8 @@ export class OfflineExtractor implements Extractor {
           typeof c.value === 'string' && typeof o.value === 'string' && c.value.length > o.value.length && c.value.toLowerCase().includes(o.value.toLowerCase());
         own = own.filter((o) => !confirmed.some((c) => c.field.name === o.field.name && fuller(c, o)));
         confirmed = confirmed.filter((c) => !own.some((o) => o.field.name === c.field.name));
+        // A "yes" the recogniser was unsure of confirms nothing for certain.
+        if (lowAsr) confirmed = confirmed.map((c) => ({ ...c, source: 'inferred' }));
       }
       const sameTurn = valuesOf([...confirmed, ...own]);
       for (const f of confirmed) out.push(this.toFact(f, [prev!, turn], tracker, text, sameTurn));
@@ -81,9 +92,11 @@ export class OfflineExtractor implements Extractor {
 
   private toFact(f: TurnFact, evidence: Turn[], tracker: QualifierTracker, text: string, sameTurn: ReadonlyMap<string, FactValue>): ExtractedFact {
     const fact: ExtractedFact = { field: f.field.name, value: f.value, source: f.source, evidence: evidence.map((t) => t.turnId) };
-    const qualifier = tracker.resolve(f.field, text, sameTurn);
+    // Its own part of the clause, else its clause, else the turn and the conversation.
+    const qualifier = f.scope !== undefined ? tracker.resolve(f.field, f.scope, sameTurn, true) : (tracker.named(f.field, f.clause) ?? tracker.resolve(f.field, text, sameTurn));
     if (qualifier !== undefined) fact.qualifier = qualifier;
     if (f.validFrom !== undefined) fact.validFrom = f.validFrom;
+    if (f.correction) fact.correction = true;
     return fact;
   }
 }
@@ -106,12 +119,30 @@ function askedFields(fields: readonly CompiledField[], agentText: string): Set<s
   return out;
 }
 
-/** One fact per field in a turn: a present mention beats a former one, then the later mention wins. */
+/**
+ * Fields the agent's turn states a value for, as a read-back or a proposal ("So your budget is
+ * 90 lakhs?"): a strong cue with a value, or an amount read back to a money question.
+ */
+function readBackFields(fields: readonly CompiledField[], agentText: string, ts: number, asked: ReadonlySet<string>): Set<string> {
+  // "Do you have pets?" or "Have you applied?" asks; it holds no value a "No" could correct.
+  const asks = splitSentences(agentText).some(isQuestion);
+  const stated = readTurn({ fields, text: agentText, ts, perspective: 'agent', askedFields: new Set(), lowAsr: false });
+  const out = new Set(stated.filter((f) => !asks || (f.field.type !== 'boolean' && f.field.type !== 'enum')).map((f) => f.field.name));
+  const amount = findMoney(agentText).some((m) => m.marked);
+  for (const name of asked) if (amount && fields.some((cf) => cf.field.name === name && cf.field.type === 'money')) out.add(name);
+  return out;
+}
+
+/**
+ * One fact per field (per qualifier named in its own part of a clause) in a turn: a present
+ * mention beats a former one, then the later mention wins.
+ */
 function latestPerField(facts: readonly TurnFact[]): TurnFact[] {
   const best = new Map<string, TurnFact>();
   for (const f of facts) {
-    const cur = best.get(f.field.name);
-    if (!cur || (cur.former && !f.former) || (cur.former === f.former && f.order > cur.order)) best.set(f.field.name, f);
+    const key = f.scope === undefined ? f.field.name : `${f.field.name}\u0000${f.scope}`;
+    const cur = best.get(key);
+    if (!cur || (cur.former && !f.former) || (cur.former === f.former && f.order > cur.order)) best.set(key, f);
   }
   return [...best.values()].sort((a, b) => a.order - b.order);
 }

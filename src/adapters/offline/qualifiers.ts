@@ -3,8 +3,8 @@ import type { FactValue } from '../../core/types.ts';
 
 const ADDRESS_RE =
   /\b(?:(?:flat|apt|apartment|unit|house|plot|door)\s*(?:no\.?|number|#)?\s*)?\d+[A-Za-z]?(?:\/\d+)?,?\s+(?:[A-Z][\w.'-]*\s+){0,4}(?:Road|Rd|Street|St|Lane|Ln|Avenue|Ave|Nagar|Layout|Colony|Main|Cross|Block|Sector|Phase|Towers?|Apartments?|Residency|Heights|Enclave|Park|Gardens?|Drive|Boulevard|Place|Court|Way)\b(?:,\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)?/g;
-const NAMED_RE = /\b(?:the\s+)?((?:[A-Z][\w'-]*\s+){0,3}[A-Z][\w'-]*)\s+(?:property|flat|apartment|project|house|villa|unit|one|place|site)\b/g;
-const PREP_NAMED_RE = /\b(?:at|in|for|about|of)\s+((?:[A-Z][\w'-]*)(?:\s+[A-Z][\w'-]*){0,3})/g;
+const NAMED_RE = /\b(?:[Tt]he\s+)?((?:[A-Z][\w'-]*\s+){0,3}[A-Z][\w'-]*)\s+(?:property|flat|apartment|project|house|villa|unit|one|place|site)\b/g;
+const PREP_NAMED_RE = /\b(?:[Aa]t|[Ii]n|[Ff]or|[Aa]bout|[Oo]f)\s+((?:[A-Z][\w'-]*)(?:\s+(?!I(?:'\w+)?\b)[A-Z][\w'-]*){0,3})/g;
 const NOT_QUALIFIER = /^(I|I'm|The|A|An|My|Our|Yes|No|Okay|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|November|December)\b/;
 
 /**
@@ -35,6 +35,14 @@ function addressInText(text: string): string | null {
 }
 
 /**
+ * A qualifier named in `text`: for a `keyBy` that is a schema field, an address or named
+ * property only; for a free `keyBy`, also a capitalised name after at/in/for. Null when none.
+ */
+export function qualifierIn(text: string, fieldTarget: boolean): string | null {
+  return fieldTarget ? addressInText(text) : qualifierInText(text);
+}
+
+/**
  * Tracks, turn by turn, the latest value of every `keyBy` target, so a fact keyed by a property
  * gets the property the conversation is about: the same turn first, then earlier turns, then the
  * known profile.
@@ -56,18 +64,29 @@ export class QualifierTracker {
     return this.fieldNames.has(keyBy);
   }
 
-  /** Qualifier for a fact of `field` said in a turn with `text`, given that turn's own values of other fields. */
-  resolve(field: FieldDef, text: string, sameTurn: ReadonlyMap<string, FactValue>): string | undefined {
+  /**
+   * Qualifier for a fact of `field` said in a turn with `text`, given that turn's own values of
+   * other fields. `scoped`: `text` is the part of a clause that names this value's own qualifier
+   * (one of several values in a turn), so the turn's value of the keyBy field does not apply.
+   */
+  resolve(field: FieldDef, text: string, sameTurn: ReadonlyMap<string, FactValue>, scoped = false): string | undefined {
     const k = field.keyBy;
     if (!k) return undefined;
     if (this.isFieldTarget(k)) {
-      const here = sameTurn.get(k) ?? addressInText(text);
+      const here = (scoped ? undefined : sameTurn.get(k)) ?? addressInText(text);
       if (typeof here === 'string') return this.canonical(k, here);
       const known = this.knownProfile[k];
       return this.last.get(k) ?? (typeof known === 'string' ? known : undefined);
     }
     const here = qualifierInText(text);
     return here ? this.canonical(k, here) : this.last.get(k);
+  }
+
+  /** The qualifier `text` itself names for `field` (no fallback to other turns), canonical spelling. */
+  named(field: FieldDef, text: string): string | undefined {
+    const k = field.keyBy;
+    const here = k ? qualifierIn(text, this.isFieldTarget(k)) : null;
+    return k && here ? this.canonical(k, here) : undefined;
   }
 
   /** Remembers what a turn said about each keyBy target (field values, or free-text qualifiers). */

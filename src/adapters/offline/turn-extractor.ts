@@ -4,6 +4,8 @@ import { currencyMentioned } from '../../memory/money.ts';
 import { isMoney } from '../../memory/values.ts';
 import { splitClauses, splitSentences, type Clause } from './clauses.ts';
 import { findCues, type CompiledField, type CueHit } from './field-cues.ts';
+import { keyedValues } from './keyed-values.ts';
+import { qualifierIn } from './qualifiers.ts';
 import { answerPhrase, captureAfter, captureName, findDosages, findEmails, findPhones, selfIntroduction, type Capture } from './text-capture.ts';
 import { answerPolarity, sentencePolarity, changeDate, dateCandidates, enumCandidates, moneyCandidates, numberCandidates, type Candidate } from './value-finders.ts';
 
@@ -22,6 +24,12 @@ export interface TurnFact {
   former: boolean;
   /** The value came from the answer to the agent's question (its turn is evidence too). */
   viaQuestion: boolean;
+  /** Said after a correction cue or as the fix of a self-correction (see corrections.ts). */
+  correction: boolean;
+  /** One of several values of a keyed field in the clause: the part of the clause naming its qualifier. */
+  scope?: string;
+  /** The clause the value was read from (a keyed value's qualifier is looked for there first). */
+  clause: string;
 }
 
 /** What one turn is read with. */
@@ -37,14 +45,18 @@ export interface TurnReading {
   lowAsr: boolean;
   /** Currency the conversation last named, for amounts said bare ("goes up to 27,000"). */
   currency?: string;
+  /** Spans of `text` where a correction is spoken (applySelfCorrections). */
+  corrections?: ReadonlyArray<{ start: number; end: number }>;
 }
 
 const MAX_CUE_DISTANCE = 60;
+const AGENT_SELF_RE = /\b(?:my|our|mine|ours)\b|\b(?:me|us)\s+(?:at|on|via|by)\b/i;
 const NEGATED_CUE_RE = /\b(?:not|no longer|never|stopped|quit|gave up|don't|doesn't|didn't|isn't|wasn't|aren't|not even)\s+(?:\w+\s+)?$/i;
 
-function distance(c: Candidate, hits: readonly CueHit[]): { d: number; hit: CueHit } | null {
+function distance(c: Candidate, hits: readonly CueHit[], ownWords = true): { d: number; hit: CueHit } | null {
   let best: { d: number; hit: CueHit } | null = null;
   for (const h of hits) {
+    if (!ownWords && h.start >= c.start && h.end <= c.end) continue;
     const d = c.start >= h.end ? c.start - h.end : c.end <= h.start ? (h.start - c.end) * 1.5 : 0;
     if (d <= MAX_CUE_DISTANCE && (best === null || d < best.d || (d === best.d && h.strength === 'strong'))) best = { d, hit: h };
   }
@@ -59,16 +71,22 @@ export function readTurn(r: TurnReading): TurnFact[] {
   let carry = new Set<string>();
   let carrySentence = -1;
   clauses.forEach((clause, ci) => {
+    // "My office number is 080 4123 4567", "you can reach me on ...": the agent speaking of itself,
+    // never the caller's value (unless it also names something of the caller's: "your budget, as per my notes").
+    if (r.perspective === 'agent' && AGENT_SELF_RE.test(clause.text) && !/\byour\b/i.test(clause.text)) return;
     const answerClause = ci === 0 || firstSentence.includes(clause.text);
     const cues = new Map(r.fields.map((cf) => [cf.field.name, findCues(cf, clause.text)]));
-    const emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[]) => {
+    const emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[], scope?: string) => {
       const f = cf.field;
       if (r.perspective === 'agent' && link !== 'strong') return;
       let source: FactSource = link === 'strong' || link === 'question' ? 'explicit' : 'inferred';
       const hedged = clause.hedgeAt >= 0 && clause.hedgeAt <= pos;
       if (hedged || r.lowAsr || (clause.question && r.perspective === 'user')) source = 'inferred';
       if (r.perspective === 'agent') source = 'confirmed';
-      const fact: TurnFact = { field: f, value, source, order: ci * 10_000 + pos, former: clause.former, viaQuestion: link === 'question' };
+      const at = clause.offset + pos;
+      const correction = (r.corrections ?? []).some((c) => at >= c.start && at < c.end);
+      const fact: TurnFact = { field: f, value, source, order: ci * 10_000 + pos, former: clause.former, viaQuestion: link === 'question', correction, clause: clause.text };
+      if (scope !== undefined) fact.scope = scope;
       if (f.type !== 'date' && f.type !== 'datetime') {
         const when = changeDate(clause.text, r.ts, clause.past, used);
         if (when) fact.validFrom = `${when.date}T${String(when.time?.h ?? 0).padStart(2, '0')}:${String(when.time?.m ?? 0).padStart(2, '0')}:00.000Z`;
@@ -88,7 +106,10 @@ export function readTurn(r: TurnReading): TurnFact[] {
   return out;
 }
 
-type Emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[]) => void;
+// A date's own words are no cue for it: "3 days back" does not ask for a call back.
+const isDate = (cf: CompiledField) => cf.field.type === 'date' || cf.field.type === 'datetime';
+
+type Emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[], scope?: string) => void;
 
 /** Money, numbers, dates and enums: each value goes to the field whose cue is nearest. */
 function readTyped(
@@ -127,7 +148,7 @@ function readTyped(
   const claims = new Map<string, { field: string; d: number }>();
   for (const cf of typed) {
     for (const c of perField.get(cf.field.name) ?? []) {
-      const near = distance(c, cues.get(cf.field.name) ?? []);
+      const near = distance(c, cues.get(cf.field.name) ?? [], !isDate(cf));
       if (!near) continue;
       const key = `${cf.field.type === 'datetime' ? 'date' : cf.field.type}:${c.start}`;
       const prev = claims.get(key);
@@ -143,7 +164,7 @@ function readTyped(
     for (const c of list) {
       if (isMoney(c.value) && !c.marked && c.value.amount < 100) continue;
       const key = `${cf.field.type === 'datetime' ? 'date' : cf.field.type}:${c.start}`;
-      const near = distance(c, hits);
+      const near = distance(c, hits, !isDate(cf));
       if (!near || claims.get(key)?.field !== name) continue;
       if (cf.field.type === 'money' && !c.marked && near.d > 25) continue;
       const link: Link = near.hit.strength === 'strong' ? 'strong' : 'weak';
@@ -160,7 +181,21 @@ function readTyped(
       else if (cf.field.type === 'money' && moneyFields.length === 1 && free[0] && clause.personal) best = { c: free[0], d: 0, link: 'none' };
       else if (cf.field.type === 'enum' && free[0] && clause.personal) best = { c: free[0], d: 0, link: 'none' };
     }
-    if (best) emit(cf, best.c.value, best.link, best.c.start, [best.c]);
+    if (!best) continue;
+    // "30,000 for the MG Road flat and 45,000 for the Indiranagar one": one fact per qualifier.
+    const keyBy = cf.field.keyBy;
+    if (keyBy && best.link !== 'none') {
+      const kind = cf.field.type === 'datetime' ? 'date' : cf.field.type;
+      const owner = (c: Candidate) => claims.get(`${kind}:${c.start}`)?.field ?? name;
+      const parallel = list.filter((c) => owner(c) === name && (c.marked || (isMoney(c.value) && c.value.amount >= 1000)));
+      const fieldTarget = r.fields.some((f) => f.field.name === keyBy);
+      const several = keyedValues(text, parallel, (seg) => qualifierIn(seg, fieldTarget));
+      if (several) {
+        for (const { c, scope } of several) emit(cf, c.value, best.link, c.start, [c], scope);
+        continue;
+      }
+    }
+    emit(cf, best.c.value, best.link, best.c.start, [best.c]);
   }
   // A caller asking "are pets allowed?" says nothing about their own pets.
   const booleans = clause.question && r.perspective === 'user' ? [] : r.fields.filter((f) => f.field.type === 'boolean');

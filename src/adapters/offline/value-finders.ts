@@ -1,5 +1,6 @@
 import type { FactValue } from '../../core/types.ts';
-import { findDates, findTimes, type DateMatch } from '../../memory/dates.ts';
+import { DAY_MS } from '../../memory/date-rules.ts';
+import { findDates, findTimes, ymd, type DateMatch } from '../../memory/dates.ts';
 import { findMoney } from '../../memory/money.ts';
 import { parseBoolean } from '../../memory/values.ts';
 import type { CompiledField } from './field-cues.ts';
@@ -48,15 +49,51 @@ function isoOf(date: string, time: { h: number; m: number } | undefined): string
   return `${date}T${hh}:${mm}:00.000Z`;
 }
 
-/** Date expressions that say when something started or changes ("since March", "from next month", "last week"). */
+const LAST_PERIOD_RE = /\b(?:last|past|previous)\s+(week|month|year)\s*$/i;
+
+/**
+ * Date expressions that say when something started or changes ("since March", "from next month",
+ * "two weeks ago"). A change dated by a past period ("moved last month") counts back from the
+ * turn: one month before it, not the first of the previous month.
+ */
 export function changeDate(text: string, refTs: number, past: boolean, exclude: readonly Candidate[]): DateMatch | null {
-  const dayEnd = Math.floor(refTs / 86_400_000) * 86_400_000 + 86_400_000;
+  const dayEnd = Math.floor(refTs / DAY_MS) * DAY_MS + DAY_MS;
   for (const d of findDates(text, refTs, { past })) {
     if (exclude.some((c) => d.start < c.end && c.start < d.end)) continue;
-    if (d.prep && /^(since|from|starting|starting from|as of|effective|beginning)$/.test(d.prep)) return d;
-    if (past && Date.parse(d.date) < dayEnd && !/^(until|till|by|before)$/.test(d.prep ?? '')) return d;
+    const since = d.prep !== undefined && /^(since|from|starting|starting from|as of|effective|beginning)$/.test(d.prep);
+    if (!since && !(past && Date.parse(d.date) < dayEnd && !/^(until|till|by|before)$/.test(d.prep ?? ''))) continue;
+    const period = LAST_PERIOD_RE.exec(d.text);
+    return period ? { ...d, date: ymd(countBack(refTs, period[1]!.toLowerCase())), granularity: 'day' } : d;
   }
-  return null;
+  return durationStart(text, refTs);
+}
+
+const DURATION_RE =
+  /\b(?:i've|i have|we've|we have|i'd been|been)\b[^.;]*?\bfor\s+(?:the\s+(?:past|last)\s+)?(?:about\s+|around\s+|almost\s+|nearly\s+|over\s+|roughly\s+)?(\d+|an?|a couple of|a few)\s+(day|week|fortnight|month|year)s?\b/i;
+const FEW: Record<string, number> = { a: 1, an: 1, 'a couple of': 2, 'a few': 3 };
+
+/** "I've been living in Mysore for two months": the state began that long before the turn. */
+function durationStart(text: string, refTs: number): DateMatch | null {
+  const m = DURATION_RE.exec(text);
+  if (!m) return null;
+  const n = FEW[m[1]!.toLowerCase()] ?? Number(m[1]);
+  const unit = m[2]!.toLowerCase();
+  let ms = refTs;
+  for (let i = 0; i < n && i < 100; i++) ms = unit === 'day' ? ms - DAY_MS : unit === 'fortnight' ? ms - 14 * DAY_MS : countBack(ms, unit);
+  const start = m.index + m[0].toLowerCase().lastIndexOf('for');
+  const date = ymd(ms);
+  return { start, end: m.index + m[0].length, text: m[0].slice(start - m.index), date, granularity: 'day', absolute: false, rewrite: `since ${date}`, prep: 'since' };
+}
+
+/** The day one week, month or year before `refTs` (UTC), the month clamped to its last day. */
+function countBack(refTs: number, unit: string): number {
+  if (unit === 'week') return refTs - 7 * DAY_MS;
+  const d = new Date(refTs);
+  const months = unit === 'month' ? 1 : 12;
+  const y = d.getUTCFullYear();
+  const m = d.getUTCMonth() - months;
+  const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
+  return Date.UTC(y, m, Math.min(d.getUTCDate(), last));
 }
 
 /** Plain numbers in a clause outside `masked` spans (money, dates, times are not counts). */

@@ -19,6 +19,7 @@ export function extractionWireSchema(fieldNames: readonly [string, ...string[]])
         value: factValue,
         source: z.enum(FACT_SOURCES),
         validFrom: z.string().nullable(),
+        correction: z.boolean(),
         evidence: z.array(z.string()),
       }),
     ),
@@ -37,6 +38,8 @@ const replyFact = z.object({
   value: z.union([z.string(), z.number(), z.boolean(), z.object({ amount: z.number(), currency: z.string() })]),
   source: z.enum(FACT_SOURCES),
   validFrom: z.string().nullish(),
+  // Lenient: a model that leaves it out (or an older prompt) means "no correction".
+  correction: z.boolean().nullish(),
   evidence: z.array(z.string()),
 });
 
@@ -48,11 +51,14 @@ export interface FactsOutcome {
 
 /**
  * Keeps the facts that are well-formed, name a schema field and cite at least one input turn.
- * Unknown evidence ids are removed; a fact left with none is dropped (ungrounded).
+ * Unknown evidence ids are removed; a fact left with none is dropped (ungrounded). The speaker
+ * and confidence rules of the prompt are enforced here too, since model output is untrusted: a
+ * fact resting on no user turn is the agent's word, not the user's (dropped), and one resting
+ * only on user turns heard below `lowAsrConfidence` is at most `inferred`.
  */
-export function toExtractedFacts(rawFacts: readonly unknown[], input: ExtractionInput): FactsOutcome {
+export function toExtractedFacts(rawFacts: readonly unknown[], input: ExtractionInput, lowAsrConfidence = 0.6): FactsOutcome {
   const fields = new Map<string, FieldDef>(input.schema.fields.map((f) => [f.name, f]));
-  const turnIds = new Set(input.turns.map((t) => t.turnId));
+  const turns = new Map(input.turns.map((t) => [t.turnId, t]));
   const facts: ExtractedFact[] = [];
   for (const raw of rawFacts) {
     const parsed = replyFact.safeParse(raw);
@@ -60,15 +66,18 @@ export function toExtractedFacts(rawFacts: readonly unknown[], input: Extraction
     const f = parsed.data;
     const def = fields.get(f.field);
     if (!def) continue;
-    const evidence = [...new Set(f.evidence)].filter((id) => turnIds.has(id));
-    if (evidence.length === 0) continue;
+    const evidence = [...new Set(f.evidence)].filter((id) => turns.has(id));
+    const userTurns = evidence.map((id) => turns.get(id)!).filter((t) => t.role === 'user');
+    if (userTurns.length === 0) continue;
+    const misheard = userTurns.every((t) => t.asrConfidence !== undefined && t.asrConfidence < lowAsrConfidence);
     if (typeof f.value === 'string' && f.value.trim() === '') continue;
     const value: FactValue = typeof f.value === 'object' ? { amount: f.value.amount, currency: f.value.currency } : f.value;
-    const fact: ExtractedFact = { field: f.field, value, source: f.source, evidence };
+    const fact: ExtractedFact = { field: f.field, value, source: misheard ? 'inferred' : f.source, evidence };
     const qualifier = f.qualifier?.trim();
     if (def.keyBy && qualifier) fact.qualifier = qualifier;
     const validFrom = toIsoOrUndefined(f.validFrom);
     if (validFrom) fact.validFrom = validFrom;
+    if (f.correction === true) fact.correction = true;
     facts.push(fact);
   }
   return { facts, dropped: rawFacts.length - facts.length };

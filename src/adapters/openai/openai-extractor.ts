@@ -20,6 +20,8 @@ export interface OpenAiExtractorOptions {
   maxRetries: number;
   /** Sampling temperature (default 0, for repeatable extraction); null leaves the server default. */
   temperature?: number | null;
+  /** User turns heard with less confidence than this yield at most `inferred` facts (config `memory.lowAsrConfidence`, default 0.6). */
+  lowAsrConfidence?: number;
   logger?: Logger;
 }
 
@@ -33,10 +35,12 @@ export class OpenAiExtractor implements Extractor {
   readonly id: string;
   private readonly chat: StructuredChat;
   private readonly log: Logger;
+  private readonly lowAsr: number;
 
   constructor(options: OpenAiExtractorOptions) {
     this.id = `openai:${options.model}`;
     this.log = (options.logger ?? silentLogger).child({ component: 'openai-extractor' });
+    this.lowAsr = options.lowAsrConfidence ?? 0.6;
     // SDK retries off: the attempt budget is ours (StructuredChat) so invalid output counts too.
     const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
     this.chat = new StructuredChat(client, {
@@ -52,7 +56,7 @@ export class OpenAiExtractor implements Extractor {
     if (first === undefined || input.turns.length === 0) return [];
     const { system, user } = buildExtractionPrompt(input);
     const reply = await this.chat.complete({ name: 'extracted_facts', wire: extractionWireSchema([first, ...rest]), parse: extractionReplySchema, system, user });
-    const { facts, dropped } = toExtractedFacts(reply.facts, input);
+    const { facts, dropped } = toExtractedFacts(reply.facts, input, this.lowAsr);
     if (dropped > 0) this.log.debug('dropped extracted facts', { dropped, kept: facts.length });
     return facts;
   }
