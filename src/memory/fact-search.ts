@@ -24,8 +24,16 @@ const WEAK_MIN_COVERAGE = 0.34;
 /** Turn results score from RECENT_BASE_SCORE up to RECENT_BASE_SCORE + RECENT_SPAN by the share of query terms they hold. */
 const RECENT_BASE_SCORE = 0.3;
 const RECENT_SPAN = 0.35;
-/** History (superseded, retracted, expired) ranks at this fraction of its match score. */
-const HISTORY_FACTOR = 0.45;
+/**
+ * History (superseded, retracted, expired) ranks at a fraction of its match score: near the
+ * live results when the question looks back ("what was it before?"), else well below them,
+ * where it cannot push an answer the question is after out of the top few.
+ */
+const HISTORY_FACTOR_PAST = 0.45;
+const HISTORY_FACTOR = 0.2;
+// Words that ask about an earlier state. Plain past tense ("what was approved?") is not one:
+// callers ask about current facts in the past tense all the time.
+const PAST_CUE = /\b(before|previous(ly)?|earlier|former(ly)?|old|original(ly)?|used to|prior|at first|changed from|no longer|anymore|history)\b/i;
 
 /** When the search is asked as of a world time (PROTOCOL.md `asOf`); `now` is system time for expiry. */
 export interface TierClock {
@@ -48,6 +56,7 @@ export function factResults(doc: HotDocument | null, schema: ExtractionSchema, q
   const q = terms(query);
   if (q.length === 0) return [];
   const fields = new Map(schema.fields.map((f) => [f.name, f]));
+  const historyFactor = clock.asOf !== undefined || PAST_CUE.test(query) ? HISTORY_FACTOR_PAST : HISTORY_FACTOR;
   const out: SearchResult[] = [];
   for (const e of doc.entities) {
     const state = stateAt(e, clock);
@@ -55,7 +64,7 @@ export function factResults(doc: HotDocument | null, schema: ExtractionSchema, q
     const match = matchScore(q, e, fields.get(e.field));
     if (match === null) continue;
     const live = state === 'current' || state === 'candidate';
-    const score = live ? match : match * HISTORY_FACTOR;
+    const score = live ? match : match * historyFactor;
     // As of a past time a record valid then is the answer, but its text must not call it current today.
     const holdsNow = e.status === 'active' && !isExpired(e, clock.now);
     out.push({

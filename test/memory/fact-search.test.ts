@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FieldDef } from '../../src/core/schema.ts';
 import type { FactValue, HotDocument, TemporalEntity, Turn } from '../../src/core/types.ts';
 import { factState, mentionsValue, outdatedMarks } from '../../src/memory/fact-state.ts';
-import { FIELD_MATCH_SCORE, factResults, recentResults } from '../../src/memory/fact-search.ts';
+import { FIELD_MATCH_SCORE, WEAK_MATCH_SCORE, factResults, recentResults } from '../../src/memory/fact-search.ts';
 import { rankTiers } from '../../src/memory/search-ranking.ts';
 import { applyFacts, type ResolvedFact } from '../../src/memory/supersession.ts';
 
@@ -33,6 +33,15 @@ describe('fact tier', () => {
     expect(results[0]!.text).toBe('budget is ₹80 lakh (INR 8,000,000) (since 2026-02-10)');
     expect(results[1]!.text).toBe('budget was ₹50 lakh (INR 5,000,000) (from 2026-01-05 until 2026-02-10; superseded)');
     expect(results[1]!.score).toBeLessThan(results[0]!.score);
+  });
+
+  it('history sits well below live results unless the question looks back', () => {
+    const now = factResults(changed(), schema, 'What is my budget?', { now: NOW });
+    const back = factResults(changed(), schema, 'What was my budget before?', { now: NOW });
+    const history = (rs: typeof now) => rs.find((r) => r.fact?.status === 'superseded')!.score;
+    expect(history(back)).toBeGreaterThan(history(now) * 2);
+    expect(history(now)).toBeLessThan(WEAK_MATCH_SCORE);
+    expect(back[0]!.fact?.status).toBe('active');
   });
 
   it('a hint alone finds the field when it covers enough of the question; an unrelated question finds nothing', () => {
