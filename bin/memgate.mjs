@@ -2,4 +2,4 @@
 // Runs the TypeScript sources through tsx so `npx memgate` / `npm exec memgate` work without a build step.
 import { register } from 'tsx/esm/api';
 register();
-await import('../src/main.ts');
+await import('../src/app/main.ts');

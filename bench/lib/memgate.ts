@@ -21,7 +21,7 @@ export interface MemgateOptions {
 }
 
 /**
- * `node --import tsx src/main.ts serve --port 0` with a private SQLite file, warn-level
+ * `node --import tsx src/app/main.ts serve --port 0` with a private SQLite file, warn-level
  * logs, loopback only; resolves once it printed its listening line.
  */
 export async function startMemgate(dataDir: string, opts: MemgateOptions = {}): Promise<MemgateServer> {
@@ -35,7 +35,7 @@ export async function startMemgate(dataDir: string, opts: MemgateOptions = {}): 
   const server = await spawnServer({
     name: 'memgate',
     command: process.execPath,
-    args: tsxArgs('src/main.ts', args),
+    args: tsxArgs('src/app/main.ts', args),
     env: { MEMGATE_SQLITE_PATH: opts.sqlitePath ?? join(dataDir, 'memgate.db'), MEMGATE_LOG_LEVEL: 'warn', ...opts.env },
   });
   const url = `http://${server.host}:${server.port}`;

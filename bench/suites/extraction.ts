@@ -4,7 +4,7 @@ import { defaultConfig } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { estimateTokens } from '../../src/core/tokens.ts';
 import type { Scope } from '../../src/core/types.ts';
-import { createRuntime, type Runtime } from '../../src/wiring.ts';
+import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fake-openai.ts';
 import { memgateFakeReplies } from '../load/fake-llm-replies.ts';
 import { syntheticTurn } from '../load/turn-text.ts';

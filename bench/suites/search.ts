@@ -4,7 +4,7 @@ import { iso } from '../../src/core/clock.ts';
 import { stableHash, stableUuid } from '../../src/core/ids.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Acu, Scope } from '../../src/core/types.ts';
-import { createRuntime, type Runtime } from '../../src/wiring.ts';
+import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
 import { syntheticFact, syntheticQuery } from '../load/synthetic-facts.ts';
 import { startProgress, say } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { estimateTokens } from '../../src/core/tokens.ts';
-import { createRuntime } from '../../src/wiring.ts';
+import { createRuntime } from '../../src/app/wiring.ts';
 import { runHttpLoad } from '../load/http-load.ts';
 import { runPacedHttp } from '../load/paced-http.ts';
 import { seedUsers, REALISTIC } from '../load/seed-users.ts';

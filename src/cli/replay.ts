@@ -2,8 +2,8 @@ import { ManualClock } from '../core/clock.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Scope, TemporalEntity } from '../core/types.ts';
 import type { Config } from '../config/schema.ts';
-import { formatValue } from '../memory/values.ts';
-import { createRuntime } from '../wiring.ts';
+import { formatValue } from '../text/values.ts';
+import { createRuntime } from '../app/wiring.ts';
 import { readTranscript } from './transcript.ts';
 
 /** Where replay output goes: stdout for the report, stderr for progress. */

@@ -9,7 +9,7 @@ import type { GatewayMetrics } from './metrics.ts';
 import type { InFlight } from './shutdown.ts';
 
 /**
- * What the gateway needs from a wired runtime (src/wiring.ts `Runtime` satisfies
+ * What the gateway needs from a wired runtime (src/app/wiring.ts `Runtime` satisfies
  * it): narrow on purpose, so tests can stand a fake service behind real sockets.
  */
 export interface GatewayRuntime {

@@ -4,7 +4,7 @@ import type { ContextFact, FactValue, HotDocument, OutdatedMark, SessionContext,
 import { annotate, factState, keyLabel, outdatedMarks, type FactState } from './fact-state.ts';
 import { memorySearchTool } from './search-tool.ts';
 import { activeEntities } from './supersession.ts';
-import { formatValue } from './values.ts';
+import { formatValue } from '../text/values.ts';
 
 /** Inputs of a context build besides the hot document. */
 export interface BuildContextOptions {

@@ -3,9 +3,9 @@ import type { ExtractionSchema, FieldDef } from '../core/schema.ts';
 import { STOPWORDS } from '../core/stopwords.ts';
 import type { HotDocument, ResultFact, SearchResult, TemporalEntity, Turn } from '../core/types.ts';
 import { keyLabel } from './fact-state.ts';
-import { stem } from './stem.ts';
+import { stem } from '../text/stem.ts';
 import { isExpired } from './supersession.ts';
-import { formatValue } from './values.ts';
+import { formatValue } from '../text/values.ts';
 
 /**
  * The two tiers memory_search reads from the hot document and the turn buffer, before

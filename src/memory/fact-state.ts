@@ -1,8 +1,8 @@
 import type { FactValue, OutdatedMark, TemporalEntity } from '../core/types.ts';
-import { calendarDates } from './calendar-dates.ts';
-import { findMoney } from './money.ts';
+import { calendarDates } from '../text/calendar-dates.ts';
+import { findMoney } from '../text/money.ts';
 import { currentRecord, isExpired } from './supersession.ts';
-import { formatValue, isMoney, valuesEqual } from './values.ts';
+import { formatValue, isMoney, valuesEqual } from '../text/values.ts';
 
 /**
  * One fact-state model for every reader (PROTOCOL.md, Memory semantics): the context

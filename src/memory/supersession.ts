@@ -2,7 +2,7 @@ import { iso } from '../core/clock.ts';
 import { MemgateError } from '../core/errors.ts';
 import type { FieldDef } from '../core/schema.ts';
 import type { FactSource, FactValue, ProfileEntry, TemporalEntity } from '../core/types.ts';
-import { valuesEqual } from './values.ts';
+import { valuesEqual } from '../text/values.ts';
 
 /** A stage-1 fact validated against the schema: keyed, normalised, with its world time and evidence turn ids. */
 export interface ResolvedFact {

@@ -3,7 +3,7 @@ import type { Turn } from '../core/types.ts';
 import { iso } from '../core/clock.ts';
 import type { ExtractedFact } from '../ports/extractor.ts';
 import type { ResolvedFact } from '../memory/supersession.ts';
-import { normalizeValue } from '../memory/values.ts';
+import { normalizeValue } from '../text/values.ts';
 
 /** Knobs of fact resolution that come from configuration. */
 export interface ResolveOptions {

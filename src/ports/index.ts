@@ -21,7 +21,7 @@ import type { EventBus } from './event-bus.ts';
 import type { Extractor } from './extractor.ts';
 import type { Embedder } from './embedder.ts';
 
-/** Every port the service and the workers need; built by `src/wiring.ts` only. */
+/** Every port the service and the workers need; built by `src/app/wiring.ts` only. */
 export interface Ports {
   buffer: TurnBuffer;
   cache: ContextCache;

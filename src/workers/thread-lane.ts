@@ -16,7 +16,7 @@ export interface ThreadLaneOptions {
   events: EventBus;
   /** How long `close()` lets in-flight runs commit before terminating the thread. */
   stopTimeoutMs?: number;
-  /** The thread's entry module (default: thread-entry beside this file). */
+  /** The thread's entry module (default: src/app/thread-entry). */
   entry?: URL;
 }
 
@@ -53,10 +53,10 @@ export function startThreadLane(config: Config, options: ThreadLaneOptions): Thr
 }
 
 /** The entry matches this file's own extension: `.ts` from the sources (tsx), `.js` once compiled. */
-const DEFAULT_ENTRY = new URL(`./thread-entry${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+const DEFAULT_ENTRY = new URL(`../app/thread-entry${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
 /**
- * Run with `eval`, so it loads the same way under `tsx src/main.ts`, `node --import
+ * Run with `eval`, so it loads the same way under `tsx src/app/main.ts`, `node --import
  * tsx`, bin/memgate.mjs (tsx registered through its API, nothing in execArgv) and
  * vitest. Node 20 does not apply an inherited `--import tsx` to a worker's own entry
  * ("Unknown file extension .ts", checked for all three), so the thread registers tsx

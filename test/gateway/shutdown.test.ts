@@ -26,7 +26,7 @@ async function serve(dbPath: string): Promise<Served> {
   delete env['MEMGATE_API_KEYS'];
   delete env['MEMGATE_PORT'];
   // node --import tsx (what `npx tsx` runs) directly, so SIGTERM reaches the server and not a wrapper.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--port', '0'], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts', 'serve', '--port', '0'], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));

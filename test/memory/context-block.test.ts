@@ -5,7 +5,7 @@ import type { FactSource, FactValue, HotDocument, Role, Turn } from '../../src/c
 import { estimateTokens } from '../../src/core/tokens.ts';
 import { buildSessionContext, CONTEXT_BLOCK_TOKEN_BUDGET, refreshForRead } from '../../src/memory/context-block.ts';
 import { applyFacts, type ResolvedFact } from '../../src/memory/supersession.ts';
-import { formatValue } from '../../src/memory/values.ts';
+import { formatValue } from '../../src/text/values.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-02-01T12:00:00Z');

@@ -13,7 +13,7 @@ import type { Scope, Turn } from '../../src/core/types.ts';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { openSqlite, type Database } from '../../src/adapters/sqlite/index.ts';
 import { committedWindowLeftovers } from '../../src/pipeline/extraction-job.ts';
-import { createRuntime, type Runtime } from '../../src/wiring.ts';
+import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
 import { makeTurn, randomScope } from '../support/fixtures.ts';
 
 let dir: string;

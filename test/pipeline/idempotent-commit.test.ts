@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
-import { createRuntime, type Runtime } from '../../src/wiring.ts';
+import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
 
 // A crash between the index writes and the hot-document commit must leave a
 // state that the retried job completes without duplicating anything.

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
-import { createRuntime, type Runtime } from '../../src/wiring.ts';
+import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
 import { startFakeOpenAI, type FakeChatBody, type FakeOpenAI } from '../support/fake-openai.ts';
 
 // The pipeline driven by the real `openai` client against a local fake over HTTP.

@@ -1,5 +1,5 @@
 /**
- * Child memgate processes for end-to-end tests: `node --import tsx src/main.ts <command>`
+ * Child memgate processes for end-to-end tests: `node --import tsx src/app/main.ts <command>`
  * spawned from the repository root, with their output kept for diagnostics and a
  * stop that always ends (SIGTERM, then SIGKILL after a grace period).
  */
@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root: children run from here so `config/` and `src/` resolve. */
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** How a child ended. */
 export interface ProcessExit {
@@ -52,7 +52,7 @@ export function spawnMemgate(command: 'serve' | 'worker', options: SpawnMemgateO
     if (!k.startsWith('MEMGATE_') && k !== 'NODE_OPTIONS') env[k] = v;
   }
   Object.assign(env, options.env);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', command, ...options.args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts', command, ...options.args], {
     cwd: REPO_ROOT,
     env,
     detached: false,

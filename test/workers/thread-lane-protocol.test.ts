@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { InProcessEventBus, InProcessJobBus } from '../../src/adapters/memory/index.ts';
+import { InProcessEventBus, InProcessJobBus } from '../../src/adapters/inprocess/index.ts';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { MemgateError } from '../../src/core/errors.ts';
 import { silentLogger } from '../../src/core/logger.ts';

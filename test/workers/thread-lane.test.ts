@@ -15,7 +15,7 @@ import { defaultConfig } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
 import type { MemgateEvent } from '../../src/ports/event-bus.ts';
-import { createRuntime, usesThreadLane, type Runtime } from '../../src/wiring.ts';
+import { createRuntime, usesThreadLane, type Runtime } from '../../src/app/wiring.ts';
 import { rid } from '../support/fixtures.ts';
 import { REPO_ROOT } from '../support/processes.ts';
 import { waitFor } from '../support/wait.ts';

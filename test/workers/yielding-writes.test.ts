@@ -3,7 +3,7 @@
  * with everything else of the ports untouched.
  */
 import { describe, expect, it } from 'vitest';
-import { createRuntime } from '../../src/wiring.ts';
+import { createRuntime } from '../../src/app/wiring.ts';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { yieldingWrites } from '../../src/workers/yielding-writes.ts';

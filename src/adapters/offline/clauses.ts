@@ -1,6 +1,6 @@
 import type { Turn } from '../../core/types.ts';
-import { looksPast } from '../../memory/dates.ts';
-import { wordsToDigits } from '../../memory/numbers.ts';
+import { looksPast } from '../../text/dates.ts';
+import { wordsToDigits } from '../../text/numbers.ts';
 
 /** A sentence or sub-sentence of a turn, with the cheap signals the extractor's rules need. */
 export interface Clause {

@@ -1,7 +1,7 @@
 import { iso } from '../../core/clock.ts';
 import type { Turn } from '../../core/types.ts';
 import type { AcuDraft, CompressionInput } from '../../ports/extractor.ts';
-import { looksPast, rewriteDates, ymd } from '../../memory/dates.ts';
+import { looksPast, rewriteDates, ymd } from '../../text/dates.ts';
 import { adjacent, isConfirmation, isFiller, isQuestion, splitSentences } from './clauses.ts';
 import { rewritePronouns, thirdPerson, type Voices } from './pronouns.ts';
 import { captureName } from './text-capture.ts';

@@ -1,5 +1,5 @@
-import { findDates, findTimes } from '../../memory/dates.ts';
-import { findMoney } from '../../memory/money.ts';
+import { findDates, findTimes } from '../../text/dates.ts';
+import { findMoney } from '../../text/money.ts';
 import { splitSentences } from './clauses.ts';
 
 /** A turn's text with its self-corrections applied, and where corrections are spoken. */

@@ -1,6 +1,6 @@
 import type { ExtractionSchema, FieldDef } from '../../core/schema.ts';
-import { stem } from '../../memory/stem.ts';
-import { enumSynonyms } from '../../memory/values.ts';
+import { stem } from '../../text/stem.ts';
+import { enumSynonyms } from '../../text/values.ts';
 
 /**
  * What a string field holds, guessed from its name and description: it decides how a value is

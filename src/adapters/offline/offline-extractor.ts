@@ -1,6 +1,6 @@
 import type { FactValue, Turn } from '../../core/types.ts';
 import type { AcuDraft, CompressionInput, ExtractedFact, ExtractionInput, Extractor } from '../../ports/extractor.ts';
-import { findMoney } from '../../memory/money.ts';
+import { findMoney } from '../../text/money.ts';
 import { adjacent, isConfirmation, isQuestion, normalizeSpeech, splitSentences } from './clauses.ts';
 import { compressSegment } from './compressor.ts';
 import { applySelfCorrections } from './corrections.ts';

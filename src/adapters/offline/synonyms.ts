@@ -1,4 +1,4 @@
-import { stem } from '../../memory/stem.ts';
+import { stem } from '../../text/stem.ts';
 
 /**
  * Memory-domain synonym groups: every word of a group hashes to the group's first word, so

@@ -1,5 +1,5 @@
-import { findDates, findTimes } from '../../memory/dates.ts';
-import { findMoney } from '../../memory/money.ts';
+import { findDates, findTimes } from '../../text/dates.ts';
+import { findMoney } from '../../text/money.ts';
 import type { StringKind } from './field-cues.ts';
 
 /** A string value captured from a clause, with its span. */

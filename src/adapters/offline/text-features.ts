@@ -1,6 +1,6 @@
-import { stem } from '../../memory/stem.ts';
+import { stem } from '../../text/stem.ts';
 import { canonical } from './synonyms.ts';
-import { calendarDates, pad2 } from '../../memory/calendar-dates.ts';
+import { calendarDates, pad2 } from '../../text/calendar-dates.ts';
 
 /**
  * English function words plus words every memory text carries ("user", "agent", "said"):

@@ -1,7 +1,7 @@
 import type { FieldDef } from '../../core/schema.ts';
 import type { FactSource, FactValue } from '../../core/types.ts';
-import { currencyMentioned } from '../../memory/money.ts';
-import { isMoney } from '../../memory/values.ts';
+import { currencyMentioned } from '../../text/money.ts';
+import { isMoney } from '../../text/values.ts';
 import { splitClauses, splitSentences, type Clause } from './clauses.ts';
 import { findCues, type CompiledField, type CueHit } from './field-cues.ts';
 import { keyedValues } from './keyed-values.ts';

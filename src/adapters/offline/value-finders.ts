@@ -1,8 +1,8 @@
 import type { FactValue } from '../../core/types.ts';
-import { DAY_MS } from '../../memory/date-rules.ts';
-import { findDates, findTimes, ymd, type DateMatch } from '../../memory/dates.ts';
-import { findMoney } from '../../memory/money.ts';
-import { parseBoolean } from '../../memory/values.ts';
+import { DAY_MS } from '../../text/date-rules.ts';
+import { findDates, findTimes, ymd, type DateMatch } from '../../text/dates.ts';
+import { findMoney } from '../../text/money.ts';
+import { parseBoolean } from '../../text/values.ts';
 import type { CompiledField } from './field-cues.ts';
 
 /** A typed value found in a clause, with its span (for distance to cues and for masking). */

@@ -1,6 +1,6 @@
 import { stableHash } from '../../core/ids.ts';
-import { calendarDates, pad2 } from '../../memory/calendar-dates.ts';
-import { stem } from '../../memory/stem.ts';
+import { calendarDates, pad2 } from '../../text/calendar-dates.ts';
+import { stem } from '../../text/stem.ts';
 import type { Scope } from '../../core/types.ts';
 import { STOPWORDS } from './stopwords.ts';
 

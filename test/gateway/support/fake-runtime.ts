@@ -2,7 +2,7 @@ import { MemgateError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import type { Scope, Turn, TurnInput } from '../../../src/core/types.ts';
 import { defaultConfig, type Config } from '../../../src/config/schema.ts';
-import { InProcessEventBus } from '../../../src/adapters/memory/event-bus.ts';
+import { InProcessEventBus } from '../../../src/adapters/inprocess/event-bus.ts';
 import type { GatewayRuntime } from '../../../src/gateway/context.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchReply } from '../../../src/service/api.ts';
 

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { defaultConfig } from '../../../src/config/schema.ts';
 import { startGateway, type Gateway } from '../../../src/gateway/server.ts';
-import { createRuntime, type Runtime } from '../../../src/wiring.ts';
+import { createRuntime, type Runtime } from '../../../src/app/wiring.ts';
 
 /** A gateway over the real embedded runtime (SQLite `:memory:`), on a free port. */
 export interface TestServer {

@@ -7,7 +7,7 @@
 import { threadId } from 'node:worker_threads';
 import { defaultConfig } from '../../../src/config/schema.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
-import { createRuntime } from '../../../src/wiring.ts';
+import { createRuntime } from '../../../src/app/wiring.ts';
 
 // Last argument: the script's own path is absent when it is imported from `node -e`.
 const path = process.argv.at(-1);

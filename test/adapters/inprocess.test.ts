@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InProcessEventBus, InProcessJobBus, InProcessUserLock } from '../../src/adapters/memory/index.ts';
+import { InProcessEventBus, InProcessJobBus, InProcessUserLock } from '../../src/adapters/inprocess/index.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { MemgateError } from '../../src/core/errors.ts';
 import { createLogger } from '../../src/core/logger.ts';

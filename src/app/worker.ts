@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.ts';
-import { createRuntime } from '../wiring.ts';
+import { createRuntime } from './wiring.ts';
 
 /**
  * `memgate worker`: a process that only consumes extraction jobs. It reads the

@@ -2,9 +2,9 @@ import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { toMemgateError } from '../core/errors.ts';
 import { createLogger } from '../core/logger.ts';
 import { runExtractionWhenFree } from '../pipeline/extraction-job.ts';
-import { createRuntime } from '../wiring.ts';
-import type { FromThread, ThreadLaneData, ToThread, WireError } from './thread-protocol.ts';
-import { yieldingWrites } from './yielding-writes.ts';
+import { createRuntime } from './wiring.ts';
+import type { FromThread, ThreadLaneData, ToThread, WireError } from '../workers/thread-protocol.ts';
+import { yieldingWrites } from '../workers/yielding-writes.ts';
 
 /**
  * The extraction thread (see thread-lane.ts): its own runtime on the same SQLite

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { calendarDates } from '../../src/memory/calendar-dates.ts';
+import { calendarDates } from '../../src/text/calendar-dates.ts';
 import { datePhrases } from '../../src/adapters/sqlite/fts-query.ts';
 
 describe('calendarDates', () => {

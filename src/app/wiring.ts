@@ -1,11 +1,11 @@
-import { systemClock, type Clock } from './core/clock.ts';
-import { createLogger, type Logger } from './core/logger.ts';
-import type { Config } from './config/schema.ts';
-import type { Ports } from './ports/index.ts';
-import type { Consumer } from './ports/job-bus.ts';
-import { MemoryService } from './service/memory-service.ts';
-import { startExtractionWorker } from './workers/extraction-worker.ts';
-import { startThreadLane, type ThreadLane, type ThreadLaneStats } from './workers/thread-lane.ts';
+import { systemClock, type Clock } from '../core/clock.ts';
+import { createLogger, type Logger } from '../core/logger.ts';
+import type { Config } from '../config/schema.ts';
+import type { Ports } from '../ports/index.ts';
+import type { Consumer } from '../ports/job-bus.ts';
+import { MemoryService } from '../service/memory-service.ts';
+import { startExtractionWorker } from '../workers/extraction-worker.ts';
+import { startThreadLane, type ThreadLane, type ThreadLaneStats } from '../workers/thread-lane.ts';
 
 /** A wired memgate: the service, its ports, and the lifecycle of both. */
 export interface Runtime {
@@ -106,26 +106,26 @@ function startLane(config: Config, ports: Ports, logger: Logger): ThreadLane | n
 async function buildPorts(config: Config, clock: Clock, logger: Logger, closers: Array<() => Promise<void>>, extractionThread: boolean): Promise<Ports> {
   const a = config.adapters;
   const needsSqlite = a.buffer === 'sqlite' || a.cache === 'sqlite' || a.documents === 'sqlite' || a.cold === 'sqlite' || a.acus === 'sqlite';
-  const sqlite = needsSqlite ? await import('./adapters/sqlite/index.ts') : null;
+  const sqlite = needsSqlite ? await import('../adapters/sqlite/index.ts') : null;
   // One WAL checkpointer per file is enough: the gateway's connection runs it.
   const db = sqlite ? sqlite.openSqlite(config.sqlite.path, extractionThread ? { checkpointer: false } : {}) : null;
   if (db) closers.push(async () => void db.close());
 
   const redisNeeded = a.buffer === 'redis' || a.cache === 'redis' || a.lock === 'redis';
-  const redisMod = redisNeeded ? await import('./adapters/redis/index.ts') : null;
+  const redisMod = redisNeeded ? await import('../adapters/redis/index.ts') : null;
   const redis = redisMod ? redisMod.createRedis(config.redis.url) : null;
   if (redis) closers.push(async () => void (await redis.quit().catch(() => redis.disconnect())));
 
   const natsNeeded = a.bus === 'nats' || a.events === 'nats';
-  const natsMod = natsNeeded ? await import('./adapters/nats/index.ts') : null;
+  const natsMod = natsNeeded ? await import('../adapters/nats/index.ts') : null;
   const nc = natsMod ? await natsMod.connectNats(config.nats.servers) : null;
   if (nc) closers.push(async () => void (await nc.drain().catch(() => nc.close())));
 
   const mongoNeeded = a.documents === 'mongo' || a.cold === 'mongo';
-  const mongo = mongoNeeded ? await (await import('./adapters/mongo/index.ts')).createMongoStores(config.mongo.url, config.mongo.db) : null;
+  const mongo = mongoNeeded ? await (await import('../adapters/mongo/index.ts')).createMongoStores(config.mongo.url, config.mongo.db) : null;
   if (mongo) closers.push(() => mongo.close());
 
-  const memory = await import('./adapters/memory/index.ts');
+  const memory = await import('../adapters/inprocess/index.ts');
   const prefix = config.redis.keyPrefix;
 
   const buffer = a.buffer === 'redis' ? new redisMod!.RedisTurnBuffer(redis!, prefix, { idempotencyHorizonMs: config.redis.idempotencyHorizonMs, now: () => clock.now() }) : new sqlite!.SqliteTurnBuffer(db!);
@@ -140,11 +140,11 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
       : new memory.InProcessJobBus({ logger });
   closers.push(() => bus.close());
 
-  const embedder = a.embedder === 'openai' ? new (await import('./adapters/openai/index.ts')).OpenAiEmbedder(config.embeddings) : new (await import('./adapters/offline/index.ts')).OfflineEmbedder({ dimensions: config.embeddings.dimensions });
-  const extractor = a.extractor === 'openai' ? new (await import('./adapters/openai/index.ts')).OpenAiExtractor(config.llm) : new (await import('./adapters/offline/index.ts')).OfflineExtractor();
+  const embedder = a.embedder === 'openai' ? new (await import('../adapters/openai/index.ts')).OpenAiEmbedder(config.embeddings) : new (await import('../adapters/offline/index.ts')).OfflineEmbedder({ dimensions: config.embeddings.dimensions });
+  const extractor = a.extractor === 'openai' ? new (await import('../adapters/openai/index.ts')).OpenAiExtractor(config.llm) : new (await import('../adapters/offline/index.ts')).OfflineExtractor();
   const acus =
     a.acus === 'qdrant'
-      ? await (await import('./adapters/qdrant/index.ts')).createQdrantAcuIndex({ ...config.qdrant, dimensions: embedder.dimensions })
+      ? await (await import('../adapters/qdrant/index.ts')).createQdrantAcuIndex({ ...config.qdrant, dimensions: embedder.dimensions })
       : new sqlite!.SqliteAcuIndex(db!);
   if (embedder.dimensions !== config.embeddings.dimensions) logger.warn('embedder dimensions differ from config', { embedder: embedder.dimensions, config: config.embeddings.dimensions });
   return { buffer, cache, documents, cold, acus, bus, lock, events, extractor, embedder };

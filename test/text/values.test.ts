@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { FieldDef, FieldType } from '../../src/core/schema.ts';
-import { findDates, resolveDate, rewriteDates } from '../../src/memory/dates.ts';
-import { wordsToDigits } from '../../src/memory/numbers.ts';
-import { formatValue, matchEnum, normalizeValue, valuesEqual } from '../../src/memory/values.ts';
+import { findDates, resolveDate, rewriteDates } from '../../src/text/dates.ts';
+import { wordsToDigits } from '../../src/text/numbers.ts';
+import { formatValue, matchEnum, normalizeValue, valuesEqual } from '../../src/text/values.ts';
 
 // Thursday 2026-01-15, 10:00 UTC: the instant the turn was said.
 const REF = Date.parse('2026-01-15T10:00:00Z');

@@ -1,5 +1,5 @@
-import { toMemgateError } from './core/errors.ts';
-import { loadConfig, parseCommandLine } from './config/load.ts';
+import { toMemgateError } from '../core/errors.ts';
+import { loadConfig, parseCommandLine } from '../config/load.ts';
 
 const USAGE = `memgate — memory gateway for real-time voice agents
 
@@ -18,12 +18,12 @@ async function main(argv: string[]): Promise<void> {
   }
   switch (cli.command) {
     case 'serve': {
-      const { serve } = await import('./gateway/serve.ts');
+      const { serve } = await import('./serve.ts');
       await serve(loadConfig(argv));
       return;
     }
     case 'worker': {
-      const { runWorker } = await import('./workers/worker-process.ts');
+      const { runWorker } = await import('./worker.ts');
       await runWorker(loadConfig(argv));
       return;
     }
@@ -32,7 +32,7 @@ async function main(argv: string[]): Promise<void> {
       if (!file) throw new Error('usage: memgate replay FILE');
       // A replay is a demonstration: in memory unless --data names a file.
       const config = loadConfig(cli.flags['--data'] ? argv : [...argv, '--data', ':memory:']);
-      const { replay } = await import('./cli/replay.ts');
+      const { replay } = await import('../cli/replay.ts');
       await replay(file, config);
       return;
     }

@@ -1,8 +1,8 @@
 import { createLogger } from '../core/logger.ts';
 import type { Config } from '../config/schema.ts';
-import { createRuntime } from '../wiring.ts';
-import { startGateway } from './server.ts';
-import { exitOnSignals } from './shutdown.ts';
+import { createRuntime } from './wiring.ts';
+import { startGateway } from '../gateway/server.ts';
+import { exitOnSignals } from '../gateway/shutdown.ts';
 
 /**
  * `memgate serve`: wire the runtime, start workers when they run in-process,
