@@ -18,7 +18,7 @@ const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsTyp
 const packr = new Packr({ useRecords: false, skipValues: [undefined] } as Options);
 const utf8 = new TextDecoder('utf-8');
 
-/** Decode a frame into a plain object, or throw `bad_request` (malformed JSON/MessagePack, not an object). */
+/** Decode a frame into a plain object, or throw `bad_request` (malformed JSON/MessagePack, not an object). Strings are checked by `assertValidStrings`. */
 export function decodeFrame(message: ArrayBuffer, isBinary: boolean): Frame {
   let value: unknown;
   if (isBinary) {
@@ -39,6 +39,33 @@ export function decodeFrame(message: ArrayBuffer, isBinary: boolean): Frame {
     throw new MemgateError('bad_request', 'a frame must be an object');
   }
   return value as Frame;
+}
+
+/** Deeper than any request shape: a frame nested past it is refused rather than walked. */
+const MAX_DEPTH = 16;
+
+/**
+ * Refuse a decoded request holding a string that was not valid UTF-8: a lone
+ * surrogate (a JSON `\uD800` escape) or, in MessagePack, bytes msgpackr turned
+ * into U+FFFD. Every field counts, not just `text`: two different invalid
+ * `turnId`s would otherwise decode to the same string and the second turn would
+ * be acked as a duplicate and dropped. `raw` is the MessagePack frame.
+ */
+export function assertValidStrings(value: unknown, raw?: ArrayBuffer, depth = 0): void {
+  if (typeof value === 'string') {
+    if (!isWellFormed(value) || (raw !== undefined && !cameAsValidUtf8(value, raw))) throw new MemgateError('bad_request', 'strings must be valid UTF-8');
+    return;
+  }
+  if (typeof value !== 'object' || value === null || value instanceof Uint8Array || value instanceof Date) return;
+  if (depth >= MAX_DEPTH) throw new MemgateError('bad_request', `request nested deeper than ${MAX_DEPTH} levels`);
+  if (Array.isArray(value)) {
+    for (const v of value) assertValidStrings(v, raw, depth + 1);
+    return;
+  }
+  for (const k in value) {
+    assertValidStrings(k, raw, depth + 1);
+    assertValidStrings((value as Record<string, unknown>)[k], raw, depth + 1);
+  }
 }
 
 /** Encode a reply in the request's encoding: a JSON string for text, MessagePack bytes for binary. */

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { MemgateError, badRequest } from '../core/errors.ts';
 import type { Role, TurnInput } from '../core/types.ts';
-import { cameAsValidUtf8, isWellFormed } from './codec.ts';
 
 /**
  * Request validation shared by the WebSocket ops and the HTTP routes. Append
@@ -38,28 +37,40 @@ function exceedsBytes(text: string, maxBytes: number): boolean {
   return Buffer.byteLength(text, 'utf8') > maxBytes;
 }
 
+/**
+ * The world times a turn's `ts` (and a search's `asOf`) may carry: 1970-01-01
+ * up to, not including, 2100-01-01 UTC. Anything outside is a client bug, and
+ * a value past the largest Date (8.64e15 ms) would make every later extraction
+ * of that user fail on date arithmetic.
+ */
+export const MIN_TS_MS = 0;
+export const MAX_TS_MS = Date.UTC(2100, 0, 1);
+const TS_RANGE = 'between 1970-01-01 and 2100-01-01 UTC';
+
+function inTsWindow(ms: number): boolean {
+  return Number.isFinite(ms) && ms >= MIN_TS_MS && ms < MAX_TS_MS;
+}
+
 /** `ts`: epoch milliseconds or an ISO-8601 string (a MessagePack timestamp decodes to a Date). */
 function parseTs(v: unknown): number {
-  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v;
-  if (typeof v === 'string' && v.length > 0 && v.length <= 64) {
-    const ms = Date.parse(v);
-    if (Number.isFinite(ms)) return ms;
-  }
-  if (v instanceof Date && Number.isFinite(v.getTime())) return v.getTime();
-  throw badRequest('ts must be an ISO-8601 string or epoch milliseconds');
+  let ms = Number.NaN;
+  if (typeof v === 'number') ms = v;
+  else if (typeof v === 'string' && v.length > 0 && v.length <= 64) ms = Date.parse(v);
+  else if (v instanceof Date) ms = v.getTime();
+  if (inTsWindow(ms)) return ms;
+  throw badRequest(`ts must be an ISO-8601 string or epoch milliseconds ${TS_RANGE}`);
 }
 
 /**
- * Validate an append (WS frame or HTTP body) into a TurnInput. `rawFrame` is the
- * MessagePack frame the text came from, to refuse invalid UTF-8 msgpackr papered over.
+ * Validate an append (WS frame or HTTP body) into a TurnInput. Every string in
+ * it was already checked as valid UTF-8 when the frame or body was decoded.
  */
-export function parseTurn(f: Record<string, unknown>, maxTurnBytes: number, rawFrame?: ArrayBuffer): TurnInput {
+export function parseTurn(f: Record<string, unknown>, maxTurnBytes: number): TurnInput {
   const role = f['role'];
   if (typeof role !== 'string' || !ROLE_SET.has(role)) throw badRequest('role must be one of user, agent, system, tool');
   const text = f['text'];
   if (typeof text !== 'string') throw badRequest('text must be a string');
   if (exceedsBytes(text, maxTurnBytes)) throw new MemgateError('too_large', `text exceeds ${maxTurnBytes} bytes`);
-  if (!isWellFormed(text) || (rawFrame !== undefined && !cameAsValidUtf8(text, rawFrame))) throw badRequest('text is not valid UTF-8');
   const turnId = f['turnId'];
   if (turnId !== undefined && !isId(turnId)) throw badRequest(`turnId must be a non-empty string of at most ${MAX_ID_CHARS} characters`);
   const speaker = f['speaker'];
@@ -92,8 +103,8 @@ const searchSchema = z.object({
     .union([z.number().finite(), z.string().min(1).max(64)])
     .transform((v, ctx) => {
       const ms = typeof v === 'number' ? v : Date.parse(v);
-      if (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15) return ms;
-      ctx.addIssue({ code: 'custom', message: 'asOf must be an ISO-8601 time or epoch milliseconds' });
+      if (inTsWindow(ms)) return ms;
+      ctx.addIssue({ code: 'custom', message: `asOf must be an ISO-8601 time or epoch milliseconds ${TS_RANGE}` });
       return z.NEVER;
     })
     .optional(),

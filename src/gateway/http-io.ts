@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { MemgateError, badRequest } from '../core/errors.ts';
 import { bearerToken } from './auth.ts';
 import type { GatewayContext } from './context.ts';
+import { assertValidStrings } from './codec.ts';
 import { statusLine, toEdgeError } from './error-map.ts';
 
 /**
@@ -100,10 +101,17 @@ export function readJson(call: HttpCall, req: HttpRequest, maxBytes: number): Pr
       const last = new Uint8Array(chunk);
       const body = chunks.length === 0 ? last : Buffer.concat([...chunks, last]);
       if (body.length === 0) return resolve(undefined);
+      let value: unknown;
       try {
-        resolve(JSON.parse(strictUtf8.decode(body)));
+        value = JSON.parse(strictUtf8.decode(body));
       } catch {
-        reject(badRequest('body is not valid UTF-8 JSON'));
+        return reject(badRequest('body is not valid UTF-8 JSON'));
+      }
+      try {
+        assertValidStrings(value);
+        resolve(value);
+      } catch (err) {
+        reject(err);
       }
     });
   });

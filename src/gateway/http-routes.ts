@@ -72,12 +72,14 @@ function userScope(tenantId: string, params: string[]): Scope {
   return { tenantId, agentId: checkScopeId('agentId', params[0] ?? ''), userId: checkScopeId('userId', params[1] ?? '') };
 }
 
-async function sessionScopeOf(ctx: GatewayContext, tenantId: string, sessionId: string): Promise<Scope> {
+async function sessionScopeOf(ctx: GatewayContext, tenantId: string, sessionId: string, live = false): Promise<Scope> {
   checkScopeId('sessionId', sessionId);
   // Sessions are looked up within the caller's tenant: another tenant's session id is simply unknown.
-  const scope = await ctx.service.sessionScope(tenantId, sessionId);
-  if (scope === null) throw new MemgateError('not_found', `unknown session "${sessionId}"`);
-  return scope;
+  const session = await ctx.service.session(tenantId, sessionId);
+  if (session === null) throw new MemgateError('not_found', `unknown session "${sessionId}"`);
+  // As on the WebSocket, an ended call takes no more turns: the next call starts a session.
+  if (live && session.endedAt !== null) throw new MemgateError('not_started', `session "${sessionId}" has ended; start a session (POST /v1/sessions) to append`);
+  return session.scope;
 }
 
 /** Register PROTOCOL.md's HTTP routes (plus `/metrics`, session end and buffered turns) on the app. */
@@ -115,7 +117,7 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
       const t0 = performance.now();
       const input = parseTurn(objectBody(body), ctx.limits.maxTurnBytes);
       const sessionId = params[0]!;
-      const scope = await sessionScopeOf(ctx, tenantId, sessionId);
+      const scope = await sessionScopeOf(ctx, tenantId, sessionId, true);
       const ack = await service.appendTurn(scope, sessionId, input);
       ctx.metrics.append.observe(performance.now() - t0);
       if (!ack.duplicate) ctx.outbox.push(scopeEvent('turn.appended', scope, sessionId, { turnId: ack.turnId, seq: ack.seq }));

@@ -16,12 +16,11 @@ import { afterBarrier, send, sendError, type Connection, type Socket } from './w
 const notStarted = () => new MemgateError('not_started', 'send start before append, search or end');
 
 /** `{op:"append"}` → `{op:"ack", id, turnId, seq, duplicate}`. */
-export function handleAppend(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean, raw: ArrayBuffer): void {
+export function handleAppend(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
   const t0 = performance.now();
   let input: TurnInput;
   try {
-    // Validation reads the frame's bytes (MessagePack UTF-8 check): it must run before the callback returns.
-    input = parseTurn(frame, ctx.limits.maxTurnBytes, isBinary ? raw : undefined);
+    input = parseTurn(frame, ctx.limits.maxTurnBytes);
   } catch (err) {
     return sendError(ctx, ws, c, isBinary, id, err);
   }

@@ -1,7 +1,7 @@
 import uWS, { type HttpRequest, type HttpResponse, type WebSocketBehavior, type us_socket_context_t } from 'uWebSockets.js';
 import { MemgateError, badRequest } from '../core/errors.ts';
 import { bearerToken } from './auth.ts';
-import { decodeFrame, encodeFrame, type Frame } from './codec.ts';
+import { assertValidStrings, decodeFrame, encodeFrame, type Frame } from './codec.ts';
 import type { GatewayContext } from './context.ts';
 import { readId } from './frames.ts';
 import { newConnection, send, sendError, type Connection, type Socket } from './ws-connection.ts';
@@ -12,7 +12,10 @@ export function wsBehavior(ctx: GatewayContext, sockets: Set<Socket>): WebSocket
   const { limits, metrics } = ctx;
   return {
     compression: uWS.DISABLED,
-    maxPayloadLength: limits.maxPayloadBytes,
+    // uWS drops a frame over its limit with a bare TCP close (1006). Frames up to the
+    // ceiling are read and refused with 1009, as the contract says; only frames over
+    // the ceiling meet uWS's own limit.
+    maxPayloadLength: oversizeCeiling(limits.maxPayloadBytes),
     // uWS drops sends past this. New requests are refused (rate_limited) from half of it on,
     // which leaves room for the replies of requests already accepted.
     maxBackpressure: limits.maxBackpressureBytes * 2,
@@ -59,6 +62,15 @@ function upgrade(ctx: GatewayContext, res: HttpResponse, req: HttpRequest, conte
   const json = (status: string, code: string, message: string) =>
     res.writeStatus(status).writeHeader('content-type', 'application/json').end(JSON.stringify({ error: { code, message } }));
   if (ctx.draining) return void json('503 Service Unavailable', 'unavailable', 'server is shutting down');
+  // RFC 6455 §4.4: a version we do not speak gets 426 and the version we do.
+  if (req.getHeader('sec-websocket-version') !== '13') {
+    ctx.metrics.errors.inc('bad_request');
+    return void res
+      .writeStatus('426 Upgrade Required')
+      .writeHeader('sec-websocket-version', '13')
+      .writeHeader('content-type', 'application/json')
+      .end(JSON.stringify({ error: { code: 'bad_request', message: 'unsupported Sec-WebSocket-Version; this server speaks 13' } }));
+  }
   const key = bearerToken(req.getHeader('authorization')) ?? (req.getQuery('token') || null);
   const tenantId = ctx.auth.tenantOf(key);
   if (tenantId === null) {
@@ -68,8 +80,17 @@ function upgrade(ctx: GatewayContext, res: HttpResponse, req: HttpRequest, conte
   res.upgrade(newConnection(tenantId), req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
 }
 
+/** The largest frame uWS reads in order to refuse it with 1009: 8× the limit, at least 1 MiB, at most 16 MiB. */
+export function oversizeCeiling(maxPayloadBytes: number): number {
+  return Math.min(16 * 1024 * 1024, Math.max(maxPayloadBytes * 8, 1024 * 1024, maxPayloadBytes + 1));
+}
+
 function onMessage(ctx: GatewayContext, ws: Socket, message: ArrayBuffer, isBinary: boolean): void {
   const c = ws.getUserData();
+  if (message.byteLength > ctx.limits.maxPayloadBytes) {
+    ctx.metrics.errors.inc('too_large');
+    return ws.end(1009, `frame exceeds ${ctx.limits.maxPayloadBytes} bytes`);
+  }
   let frame: Frame;
   try {
     frame = decodeFrame(message, isBinary);
@@ -80,6 +101,12 @@ function onMessage(ctx: GatewayContext, ws: Socket, message: ArrayBuffer, isBina
   c.binary = isBinary;
   const id = readId(frame);
   if (id === undefined) return sendError(ctx, ws, c, isBinary, null, badRequest('id must be a string or a number'));
+  try {
+    // Reads the frame's bytes (MessagePack UTF-8 check): must run before this callback returns.
+    assertValidStrings(frame, isBinary ? message : undefined);
+  } catch (err) {
+    return sendError(ctx, ws, c, isBinary, id, err);
+  }
   const op = frame['op'];
   if (op === 'ping') return send(ctx, ws, c, encodeFrame({ op: 'pong', id }, isBinary), isBinary);
   if (ctx.draining) return sendError(ctx, ws, c, isBinary, id, new MemgateError('unavailable', 'server is shutting down; reconnect'));
@@ -90,7 +117,7 @@ function onMessage(ctx: GatewayContext, ws: Socket, message: ArrayBuffer, isBina
   }
   switch (op) {
     case 'append':
-      return handleAppend(ctx, ws, c, frame, id, isBinary, message);
+      return handleAppend(ctx, ws, c, frame, id, isBinary);
     case 'start':
       return handleStart(ctx, ws, c, frame, id, isBinary);
     case 'search':

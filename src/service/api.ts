@@ -1,6 +1,6 @@
 import type { ExtractionSchema } from '../core/schema.ts';
 import type { ContextFact, EncodedContext, FactValue, Scope, SearchResult, SessionContext, SessionSummary, TemporalEntity, ToolDefinition, Turn, TurnInput } from '../core/types.ts';
-import type { MaybePromise } from '../ports/turn-buffer.ts';
+import type { MaybePromise, SessionRecord } from '../ports/turn-buffer.ts';
 
 /** Session start reply body (PROTOCOL.md `context`, without op/id). */
 export interface ContextReply {
@@ -74,8 +74,8 @@ export interface MemoryApi {
   startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart>;
   /** Turn append: validate, durable write, ack; may publish an extraction job. Sync when the buffer is. */
   appendTurn(scope: Scope, sessionId: string, input: TurnInput): MaybePromise<AckReply>;
-  /** The session's scope, for routes that carry only a session id; null when unknown. */
-  sessionScope(tenantId: string, sessionId: string): Promise<Scope | null>;
+  /** The session (its scope, whether it ended), for routes that carry only a session id; null when unknown. */
+  session(tenantId: string, sessionId: string): Promise<SessionRecord | null>;
   /** memory_search: the cascade. */
   search(scope: Scope, query: string, options?: SearchOptions): Promise<SearchReply>;
   /** End of call: pending turns become eligible for extraction (a job is published). */

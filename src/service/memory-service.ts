@@ -8,6 +8,7 @@ import type { EncodedContext, Scope, TemporalEntity, Turn, TurnInput } from '../
 import type { Config } from '../config/schema.ts';
 import type { ExtractionSchema } from '../core/schema.ts';
 import type { Ports } from '../ports/index.ts';
+import type { SessionRecord } from '../ports/turn-buffer.ts';
 import type { AppendOutcome } from '../ports/turn-buffer.ts';
 import { activeEntities } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
@@ -104,8 +105,8 @@ export class MemoryService implements MemoryApi {
     });
   }
 
-  async sessionScope(tenantId: string, sessionId: string): Promise<Scope | null> {
-    return (await this.ports.buffer.getSession(tenantId, sessionId))?.scope ?? null;
+  session(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
+    return this.ports.buffer.getSession(tenantId, sessionId);
   }
 
   async search(scope: Scope, query: string, options: SearchOptions = {}): Promise<SearchReply> {

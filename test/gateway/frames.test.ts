@@ -3,7 +3,7 @@ import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { MemgateError } from '../../src/core/errors.ts';
 import { bearerToken, createAuthenticator } from '../../src/gateway/auth.ts';
-import { decodeFrame, encodeAck, encodeFrame } from '../../src/gateway/codec.ts';
+import { assertValidStrings, decodeFrame, encodeAck, encodeFrame } from '../../src/gateway/codec.ts';
 import { internalTopic } from '../../src/gateway/events.ts';
 import { parseSearch, parseStart, parseTopics, parseTurn, readId } from '../../src/gateway/frames.ts';
 import { GatewayMetrics, Histogram } from '../../src/gateway/metrics.ts';
@@ -11,6 +11,12 @@ import { GatewayMetrics, Histogram } from '../../src/gateway/metrics.ts';
 const ab = (s: string | Uint8Array): ArrayBuffer => {
   const u = typeof s === 'string' ? new TextEncoder().encode(s) : s;
   return u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
+};
+/** Decode as the WebSocket handler does: parse, then check every string. */
+const decodeChecked = (m: ArrayBuffer, isBinary: boolean) => {
+  const f = decodeFrame(m, isBinary);
+  assertValidStrings(f, isBinary ? m : undefined);
+  return f;
 };
 const codeOf = (fn: () => unknown): string => {
   try {
@@ -76,14 +82,39 @@ describe('frames', () => {
     expect(codeOf(() => parseTurn({ role: 'user', text: 'x'.repeat(101) }, 100))).toBe('too_large');
   });
 
-  it('refuses text that is not valid Unicode: lone surrogates, invalid UTF-8 in MessagePack', () => {
-    expect(codeOf(() => parseTurn({ role: 'user', text: 'a\uD800b' }, 100))).toBe('bad_request');
-    // fixmap{role:"user", text: str8 [0xff, 0x41]}
-    const raw = new Uint8Array([0x82, 0xa4, ...new TextEncoder().encode('role'), 0xa4, ...new TextEncoder().encode('user'), 0xa4, ...new TextEncoder().encode('text'), 0xa2, 0xff, 0x41]);
-    const frame = decodeFrame(ab(raw), true);
-    expect(codeOf(() => parseTurn(frame, 100, ab(raw)))).toBe('bad_request');
-    const genuine = new Packr({ useRecords: false }).pack({ role: 'user', text: 'ok \uFFFD' });
-    expect(codeOf(() => parseTurn(decodeFrame(ab(genuine), true), 100, ab(genuine)))).toBe('no error');
+  it('refuses any string that is not valid Unicode: lone surrogates, invalid UTF-8 in MessagePack', () => {
+    const enc = (t: string) => [...new TextEncoder().encode(t)];
+    const str = (bytes: number[]) => [0xa0 | bytes.length, ...bytes];
+    // fixmap{role:"user", text:"ok", turnId: <bytes>}: turnId ff41 and fe41 both decode to "\uFFFDA".
+    const frameWithTurnId = (id: number[]) => ab(new Uint8Array([0x83, ...str(enc('role')), ...str(enc('user')), ...str(enc('text')), ...str(enc('ok')), ...str(enc('turnId')), ...str(id)]));
+    expect(codeOf(() => decodeChecked(frameWithTurnId([0xff, 0x41]), true))).toBe('bad_request');
+    expect(codeOf(() => decodeChecked(frameWithTurnId([0xfe, 0x41]), true))).toBe('bad_request');
+    expect(codeOf(() => decodeChecked(frameWithTurnId(enc('t-1')), true))).toBe('no error');
+    // Invalid bytes in text, speaker, a nested topic or a key are refused too.
+    const packr = new Packr({ useRecords: false });
+    expect(codeOf(() => decodeChecked(ab(new Uint8Array([0x81, ...str(enc('text')), ...str([0xc3, 0x28])])), true))).toBe('bad_request');
+    expect(codeOf(() => decodeChecked(ab(new Uint8Array([0x81, ...str([0xff]), ...str(enc('x'))])), true))).toBe('bad_request');
+    expect(codeOf(() => decodeChecked(ab(new Uint8Array([0x81, ...str(enc('topics')), 0x91, ...str([0xed, 0xa0, 0x80])])), true))).toBe('bad_request');
+    // A genuine U+FFFD is text like any other.
+    expect(codeOf(() => decodeChecked(ab(packr.pack({ role: 'user', text: 'ok \uFFFD', speaker: '\uFFFD' })), true))).toBe('no error');
+    // JSON: a lone surrogate escape in any field.
+    const json = (o: string) => ab(new TextEncoder().encode(o));
+    expect(codeOf(() => decodeChecked(json('{"op":"append","text":"a\\uD800b"}'), false))).toBe('bad_request');
+    expect(codeOf(() => decodeChecked(json('{"op":"append","text":"x","turnId":"\\uDC00"}'), false))).toBe('bad_request');
+    expect(codeOf(() => decodeChecked(json('{"op":"append","text":"\\uD83D\\uDE00"}'), false))).toBe('no error');
+  });
+
+  it('refuses frames nested deeper than any request', () => {
+    const deep = '{"a":'.repeat(40) + '1' + '}'.repeat(40);
+    expect(codeOf(() => decodeChecked(ab(new TextEncoder().encode(deep)), false))).toBe('bad_request');
+  });
+
+  it('accepts ts only inside the documented window', () => {
+    const ts = (v: unknown) => codeOf(() => parseTurn({ role: 'user', text: 'x', ts: v }, 100));
+    for (const bad of [1e300, 1e20, Number.MAX_SAFE_INTEGER, 8.64e15 + 1, -1, Number.NaN, Infinity, '275760-09-14T00:00:00Z', '2100-01-01T00:00:00Z', 'soon', new Date(Number.NaN)]) expect(ts(bad)).toBe('bad_request');
+    for (const good of [0, Date.UTC(2026, 11, 3), '2026-12-03T10:00:00+05:30', Date.UTC(2099, 11, 31), new Date(Date.UTC(2024, 0, 1))]) expect(ts(good)).toBe('no error');
+    expect(parseTurn({ role: 'user', text: 'x', ts: '2026-12-03T10:00:00Z' }, 100).ts).toBe(Date.UTC(2026, 11, 3, 10));
+    expect(() => parseSearch({ query: 'q', asOf: 1e20 })).toThrow(/asOf/);
   });
 
   it('validates start, search and topics with messages naming the field', () => {

@@ -41,6 +41,30 @@ describe('HTTP routes', () => {
     expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'x'.repeat(2049) })).toMatchObject({ status: 413, body: { error: { code: 'too_large' } } });
   });
 
+  it('refuses turns after the session ended, as the WebSocket does (not_started)', async () => {
+    const sid = (await call('POST', '/v1/sessions', { agentId: uniq('a'), userId: uniq('u') })).body.sessionId as string;
+    expect((await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'before the end' })).status).toBe(200);
+    expect((await call('POST', `/v1/sessions/${sid}/end`)).status).toBe(200);
+    expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'after the end' })).toMatchObject({ body: { error: { code: 'not_started' } } });
+  });
+
+  it('odd timestamps are refused at the edge and never wedge the user\'s extraction', async () => {
+    const agentId = uniq('a');
+    const userId = uniq('u');
+    const sid = (await call('POST', '/v1/sessions', { agentId, userId })).body.sessionId as string;
+    for (const ts of [1e300, 1e20, Number.MAX_SAFE_INTEGER, 8.64e15 + 1, '+275760-09-13T00:00:00.001Z']) {
+      expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'My budget is 50 lakhs', ts })).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: expect.stringMatching(/ts/) } } });
+    }
+    expect((await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'My budget is 50 lakhs' })).status).toBe(200);
+    expect((await call('POST', `/v1/agents/${agentId}/users/${userId}/flush`)).status).toBe(200);
+  });
+
+  it('refuses strings that are not valid Unicode in any field of a JSON body', async () => {
+    const sid = (await call('POST', '/v1/sessions', { agentId: uniq('a'), userId: uniq('u') })).body.sessionId as string;
+    const raw = `{"role":"user","text":"hi","turnId":"\\uD800x"}`;
+    expect(await http(srv.base, 'POST', `/v1/sessions/${sid}/turns`, { raw })).toMatchObject({ status: 400, body: { error: { code: 'bad_request' } } });
+  });
+
   it('refuses bodies that are not JSON (400) or too large (413)', async () => {
     expect(await http(srv.base, 'POST', '/v1/sessions', { raw: '{"agentId":' })).toMatchObject({ status: 400, body: { error: { code: 'bad_request' } } });
     expect(await http(srv.base, 'POST', '/v1/sessions', { raw: new Uint8Array([0x7b, 0xff, 0x7d]) })).toMatchObject({ status: 400 });

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, uniq, type TestServer } from './support/real-server.ts';
 import { WsTester, http } from './support/ws-tester.ts';
@@ -147,13 +148,23 @@ describe('frames the transport refuses', () => {
     await bystander.ws.close();
   });
 
-  it('a frame over maxPayloadBytes may close with 1009 (or abnormally); others are unaffected', async () => {
+  it('a frame over maxPayloadBytes closes with 1009 (message too big); others are unaffected', async () => {
     const bystander = await started(true);
     const big = await started();
     big.ws.send({ op: 'append', id: 1, role: 'user', text: 'x'.repeat(70 * 1024) });
-    expect([1006, 1009]).toContain((await big.ws.closed).code);
+    expect((await big.ws.closed).code).toBe(1009);
+    const bigBinary = await started(true);
+    bigBinary.ws.sendRaw(Buffer.alloc(300 * 1024, 0x41), true);
+    expect((await bigBinary.ws.closed).code).toBe(1009);
     expect(await bystander.ws.request({ op: 'append', role: 'user', text: 'still fine' }, true)).toMatchObject({ op: 'ack' });
     await bystander.ws.close();
+  });
+
+  it('an upgrade asking for a WebSocket version other than 13 gets 426 naming version 13', async () => {
+    const { status, headers } = await rawUpgrade(srv.gateway.port, '99');
+    expect(status).toBe(426);
+    expect(headers['sec-websocket-version']).toBe('13');
+    expect((await rawUpgrade(srv.gateway.port, '13')).status).toBe(101);
   });
 
   it('a text within the frame limit but over the turn limit is too_large, and the connection stays open', async () => {
@@ -163,3 +174,26 @@ describe('frames the transport refuses', () => {
     await ws.close();
   });
 });
+
+/** A bare WebSocket upgrade over TCP (the `ws` client only speaks version 13): its status line and headers. */
+function rawUpgrade(port: number, version: string): Promise<{ status: number; headers: Record<string, string> }> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1', () =>
+      sock.write(
+        `GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: ${version}\r\n\r\n`,
+      ),
+    );
+    let buf = '';
+    sock.on('data', (d) => {
+      buf += d.toString('latin1');
+      const end = buf.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      const [line, ...rest] = buf.slice(0, end).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const h of rest) headers[h.slice(0, h.indexOf(':')).toLowerCase()] = h.slice(h.indexOf(':') + 1).trim();
+      sock.destroy();
+      resolve({ status: Number(line?.split(' ')[1]), headers });
+    });
+    sock.on('error', reject);
+  });
+}

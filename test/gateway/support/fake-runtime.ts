@@ -1,6 +1,7 @@
 import { MemgateError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import type { Scope, Turn, TurnInput } from '../../../src/core/types.ts';
+import type { SessionRecord } from '../../../src/ports/turn-buffer.ts';
 import { defaultConfig, type Config } from '../../../src/config/schema.ts';
 import { InProcessEventBus } from '../../../src/adapters/inprocess/event-bus.ts';
 import type { GatewayRuntime } from '../../../src/gateway/context.ts';
@@ -13,6 +14,7 @@ import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi,
 export class FakeMemoryApi implements MemoryApi {
   readonly turns = new Map<string, Turn[]>();
   private readonly sessions = new Map<string, Scope>();
+  private readonly ended = new Set<string>();
   /** Append returns a Promise (like the Redis buffer) when true. */
   asyncAppend = false;
   /** Delay of every async reply. */
@@ -55,8 +57,9 @@ export class FakeMemoryApi implements MemoryApi {
     return this.asyncAppend ? this.later(() => reply) : reply;
   }
 
-  async sessionScope(tenantId: string, sessionId: string): Promise<Scope | null> {
-    return this.sessions.get(`${tenantId}/${sessionId}`) ?? null;
+  async session(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
+    const scope = this.sessions.get(`${tenantId}/${sessionId}`);
+    return scope ? { sessionId, scope, startedAt: 0, endedAt: this.ended.has(`${tenantId}/${sessionId}`) ? 0 : null } : null;
   }
 
   search(): Promise<SearchReply> {
@@ -64,7 +67,8 @@ export class FakeMemoryApi implements MemoryApi {
     return this.later(() => ({ results: [], tookMs: 0 }));
   }
 
-  endSession(): Promise<void> {
+  endSession(scope: Scope, sessionId: string): Promise<void> {
+    this.ended.add(`${scope.tenantId}/${sessionId}`);
     return this.later(() => undefined);
   }
 
