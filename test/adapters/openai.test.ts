@@ -123,6 +123,14 @@ describe('OpenAiExtractor.extract', () => {
     expect(fake.chatRequests).toHaveLength(2);
   });
 
+  it('a response body that is not JSON names the LLM endpoint as the source, retryable', async () => {
+    fake.scriptChat([{ mode: 'truncated' }, { mode: 'truncated' }, { mode: 'truncated' }]);
+    const err = await rejection(extractor({ maxRetries: 0 }).extract(input()));
+    expect(err.code).toBe('unavailable');
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/LLM endpoint answered with a body that is not JSON/);
+  });
+
   it('recovers when the retry returns valid output', async () => {
     fake.scriptChat([{ mode: 'garbage' }, { facts: [{ field: 'full_name', qualifier: null, value: 'Rajiv Kumar', source: 'explicit', validFrom: null, evidence: [ids[0]] }] }]);
     const facts = await extractor().extract(input());

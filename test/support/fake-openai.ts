@@ -20,7 +20,8 @@ export interface FakeControl {
   message?: string;
   headers?: Record<string, string>;
   delayMs?: number;
-  mode?: 'garbage' | 'hang';
+  /** garbage: a 200 whose message is not JSON; truncated: a 200 whose HTTP body is cut-off JSON; hang: no answer. */
+  mode?: 'garbage' | 'truncated' | 'hang';
   content?: unknown;
   finishReason?: string;
 }
@@ -171,6 +172,10 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const control: FakeControl = isControl(reply) ? reply : { content: reply };
     await wait(fake.delayMs + (control.delayMs ?? 0));
     if (control.mode === 'hang') return;
+    if (control.mode === 'truncated') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end('{"id": "chatcmpl-cut", "choices": [');
+    }
     if (control.status !== undefined && control.status >= 400) {
       return sendError(res, control.status, control.message ?? `fake: HTTP ${control.status}`, control.headers);
     }

@@ -33,6 +33,10 @@ export function classifyOpenAiError(err: unknown, op: string): MemgateError {
     // A 4xx means our request or the endpoint's configuration (key, model, json_schema support) is wrong.
     return new MemgateError('internal', `${op}: HTTP ${status} (${short(err)})`, { cause: err, retryable: false });
   }
+  // The SDK parses the response body itself: a cut-off or non-JSON body surfaces as a bare SyntaxError.
+  if (err instanceof SyntaxError) {
+    return new MemgateError('unavailable', `${op}: the LLM endpoint answered with a body that is not JSON (${short(err)})`, { cause: err, retryable: true });
+  }
   return toMemgateError(err);
 }
 
