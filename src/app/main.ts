@@ -1,35 +1,67 @@
-import { toMemgateError } from '../core/errors.ts';
-import { loadConfig, parseCommandLine } from '../config/load.ts';
+import { readFileSync } from 'node:fs';
+import { MemgateError, toMemgateError } from '../core/errors.ts';
+import { UsageError, assertServeSafe, configNotices, loadConfig, parseCommandLine } from '../config/load.ts';
 
 const USAGE = `memgate — memory gateway for real-time voice agents
 
 Usage:
-  memgate [serve] [--port N] [--host H] [--profile NAME]   run the gateway (embedded default: no servers)
-  memgate worker [--profile NAME]                          run an extraction worker (production profile)
-  memgate replay FILE [--data PATH]                        replay a transcript and print the next call's memory
-Config: config/<profile>.json (default "embedded"), MEMGATE_* environment variables, flags.`;
+  memgate [serve] [options]          run the gateway (embedded default: SQLite, no servers)
+  memgate worker [options]           run an extraction worker (a profile whose job bus is NATS)
+  memgate replay FILE [--data PATH]  replay a transcript and print the next call's memory
+  memgate --help | --version
+
+Options:
+  --port N            listen port (default 7700; 0 picks a free one)         MEMGATE_PORT
+  --host H            listen address (default 127.0.0.1)                     MEMGATE_HOST
+  --data PATH         SQLite file of the embedded store (default ./data/memgate.db)  MEMGATE_SQLITE_PATH
+  --config FILE       a profile file (JSON) instead of config/<profile>.json
+  --profile NAME      embedded (default), production, or any config/NAME.json   MEMGATE_PROFILE
+  --log-level LEVEL   debug, info, warn, error or silent (default info)      MEMGATE_LOG_LEVEL
+  --allow-open        serve without API keys on production or a public host  MEMGATE_ALLOW_OPEN=true
+  -h, --help          this text
+  -v, --version       the version
+
+Keys: MEMGATE_API_KEYS=KEY:TENANT[,KEY:TENANT]. LLM: MEMGATE_EXTRACTOR=openai with
+MEMGATE_LLM_BASE_URL / MEMGATE_LLM_API_KEY / MEMGATE_LLM_MODEL (any OpenAI-compatible endpoint).`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function warnNotices(config: Parameters<typeof configNotices>[0]): void {
+  for (const line of configNotices(config)) process.stderr.write(`memgate: warning: ${line}\n`);
+}
 
 /** Composition root: parse the command line, load config once, dispatch. */
 async function main(argv: string[]): Promise<void> {
   const cli = parseCommandLine(argv);
-  if (cli.command === 'help' || cli.flags['--help']) {
-    process.stdout.write(USAGE + '\n');
-    return;
-  }
+  if (cli.command === 'help' || cli.flags['--help']) return void process.stdout.write(USAGE + '\n');
+  if (cli.command === 'version' || cli.flags['--version']) return void process.stdout.write(version() + '\n');
   switch (cli.command) {
     case 'serve': {
+      if (cli.args.length > 0) throw new UsageError(`serve takes no arguments (got "${cli.args[0]}")`);
+      const config = loadConfig(argv);
+      assertServeSafe(config);
+      warnNotices(config);
       const { serve } = await import('./serve.ts');
-      await serve(loadConfig(argv));
+      await serve(config);
       return;
     }
     case 'worker': {
+      if (cli.args.length > 0) throw new UsageError(`worker takes no arguments (got "${cli.args[0]}")`);
+      const config = loadConfig(argv);
+      if (config.adapters.bus === 'memory') {
+        throw new MemgateError('bad_request', `profile "${config.profile}" has no shared job bus: its gateway runs extraction itself. Run workers with a profile whose adapters.bus is "nats" (e.g. --profile production)`);
+      }
+      warnNotices(config);
       const { runWorker } = await import('./worker.ts');
-      await runWorker(loadConfig(argv));
+      await runWorker(config);
       return;
     }
     case 'replay': {
       const file = cli.args[0];
-      if (!file) throw new Error('usage: memgate replay FILE');
+      if (!file) throw new UsageError('replay needs a transcript FILE');
       // A replay is a demonstration: in memory unless --data names a file.
       const config = loadConfig(cli.flags['--data'] ? argv : [...argv, '--data', ':memory:']);
       const { replay } = await import('../cli/replay.ts');
@@ -37,12 +69,15 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
-      process.stderr.write(`unknown command "${cli.command}"\n\n${USAGE}\n`);
-      process.exitCode = 2;
+      throw new UsageError(`unknown command "${cli.command}"`);
   }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`memgate: ${err.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
   const e = toMemgateError(err);
   process.stderr.write(`memgate: ${e.code}: ${e.message}\n`);
   process.exit(1);

@@ -1,3 +1,4 @@
+import { probeServers } from './probe-servers.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import type { Config } from '../config/schema.ts';
@@ -111,9 +112,10 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
   const db = sqlite ? sqlite.openSqlite(config.sqlite.path, extractionThread ? { checkpointer: false } : {}) : null;
   if (db) closers.push(async () => void db.close());
 
+  await probeServers(config);
   const redisNeeded = a.buffer === 'redis' || a.cache === 'redis' || a.lock === 'redis';
   const redisMod = redisNeeded ? await import('../adapters/redis/index.ts') : null;
-  const redis = redisMod ? redisMod.createRedis(config.redis.url) : null;
+  const redis = redisMod ? redisMod.createRedis(config.redis.url, { onError: (err) => logger.warn('redis connection error', { err: err.message }) }) : null;
   if (redis) closers.push(async () => void (await redis.quit().catch(() => redis.disconnect())));
 
   const natsNeeded = a.bus === 'nats' || a.events === 'nats';

@@ -31,6 +31,9 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_EMBEDDINGS_MODEL: 'embeddings.model',
   MEMGATE_EMBEDDINGS_DIMENSIONS: 'embeddings.dimensions',
   MEMGATE_TOKEN_THRESHOLD: 'memory.tokenThreshold',
+  MEMGATE_EXTRACTOR: 'adapters.extractor',
+  MEMGATE_EMBEDDER: 'adapters.embedder',
+  MEMGATE_ALLOW_OPEN: 'auth.allowOpen',
 };
 
 const FLAG_PATHS: Record<string, string> = {
@@ -38,7 +41,18 @@ const FLAG_PATHS: Record<string, string> = {
   '--host': 'server.host',
   '--data': 'sqlite.path',
   '--log-level': 'log.level',
+  '--allow-open': 'auth.allowOpen',
 };
+
+/** Flags that take a value; the rest of KNOWN_FLAGS are switches. */
+const VALUE_FLAGS = new Set(['--port', '--host', '--data', '--log-level', '--config', '--profile']);
+const SWITCHES = new Set(['--help', '--version', '--allow-open']);
+const SHORT: Record<string, string> = { '-h': '--help', '-v': '--version' };
+
+/** A command line that does not follow the usage: exit 2 with the usage, never `internal`. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
 
 /** Parsed command line: the sub-command, its positional arguments and the config flags. */
 export interface CommandLine {
@@ -47,18 +61,24 @@ export interface CommandLine {
   flags: Record<string, string>;
 }
 
-/** Split argv (without node and script) into command, positionals and `--flag value` pairs. */
+/** Split argv (without node and script) into command, positionals and flags; unknown flags are a UsageError. */
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   const args: string[] = [];
   const flags: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a.startsWith('--')) {
-      const eq = a.indexOf('=');
-      if (eq > 0) flags[a.slice(0, eq)] = a.slice(eq + 1);
-      else if (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) flags[a] = argv[++i]!;
-      else flags[a] = 'true';
-    } else args.push(a);
+    const a = SHORT[argv[i]!] ?? argv[i]!;
+    if (!a.startsWith('-') || a === '-') {
+      args.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = eq > 0 ? a.slice(0, eq) : a;
+    if (SWITCHES.has(name)) flags[name] = eq > 0 ? a.slice(eq + 1) : 'true';
+    else if (VALUE_FLAGS.has(name)) {
+      if (eq > 0) flags[name] = a.slice(eq + 1);
+      else if (i + 1 < argv.length && !argv[i + 1]!.startsWith('-')) flags[name] = argv[++i]!;
+      else throw new UsageError(`${name} needs a value`);
+    } else throw new UsageError(`unknown flag "${name}"`);
   }
   return { command: args.shift() ?? 'serve', args, flags };
 }
@@ -97,16 +117,22 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
       throw new MemgateError('bad_request', `config file ${file} is not valid JSON`, { cause: err });
     }
   } else if (profile !== 'embedded' || flags['--config']) {
-    throw new MemgateError('bad_request', `config file ${file} not found`);
+    throw new MemgateError('bad_request', `config file ${file} not found (--config / --profile / MEMGATE_PROFILE)`);
   }
   raw['profile'] = profile;
+  // Where each overridden value came from, so an error names the variable or flag to fix.
+  const origin = new Map<string, string>();
   for (const [name, path] of Object.entries(ENV_PATHS)) {
     const v = env[name];
-    if (v !== undefined && v !== '') setPath(raw, path, v);
+    if (v === undefined || v === '') continue;
+    setPath(raw, path, v);
+    origin.set(path, `${name}=${JSON.stringify(v)}`);
   }
   for (const [flag, path] of Object.entries(FLAG_PATHS)) {
     const v = flags[flag];
-    if (v !== undefined) setPath(raw, path, v);
+    if (v === undefined) continue;
+    setPath(raw, path, v);
+    origin.set(path, `${flag} ${JSON.stringify(v)}`);
   }
   const keys = env['MEMGATE_API_KEYS'];
   if (keys) {
@@ -121,9 +147,39 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new MemgateError('bad_request', `invalid configuration at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    const path = issue?.path.join('.') || '(root)';
+    const from = origin.get(path) ?? (existsSync(file) ? `config file ${file}` : undefined);
+    throw new MemgateError('bad_request', `invalid ${from ?? 'configuration'}: ${path}: ${issue?.message}`);
   }
   return deepFreeze(parsed.data);
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/**
+ * Open dev mode (no API keys) answers anyone as tenant "default": refuse it on
+ * the production profile or a non-loopback address unless asked for explicitly.
+ */
+export function assertServeSafe(config: Readonly<Config>): void {
+  if (config.auth.keys.length > 0 || config.auth.allowOpen) return;
+  if (config.profile !== 'production' && LOOPBACK.has(config.server.host)) return;
+  const where = config.profile === 'production' ? 'the production profile' : `host ${config.server.host}`;
+  throw new MemgateError(
+    'bad_request',
+    `refusing open mode (no API keys) on ${where}: set MEMGATE_API_KEYS=KEY:TENANT, or MEMGATE_ALLOW_OPEN=true / --allow-open to serve every caller as tenant "default"`,
+  );
+}
+
+/** One line per setting that is present but has no effect, so nothing is ignored silently. */
+export function configNotices(config: Readonly<Config>, env: NodeJS.ProcessEnv = process.env): string[] {
+  const out: string[] = [];
+  if (config.adapters.extractor === 'offline' && env['MEMGATE_LLM_BASE_URL']) {
+    out.push('MEMGATE_LLM_BASE_URL is set but the extractor is offline; set MEMGATE_EXTRACTOR=openai to extract with that LLM');
+  }
+  if (config.adapters.embedder === 'offline' && env['MEMGATE_EMBEDDINGS_BASE_URL']) {
+    out.push('MEMGATE_EMBEDDINGS_BASE_URL is set but the embedder is offline; set MEMGATE_EMBEDDER=openai to embed with it');
+  }
+  return out;
 }
 
 function deepFreeze<T>(o: T): Readonly<T> {

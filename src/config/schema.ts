@@ -72,6 +72,8 @@ export const configSchema = z.strictObject({
     .strictObject({
       /** API keys as sha256 hex hashes → tenant. Raw keys never stored. */
       keys: z.array(z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/), tenantId: z.string().min(1) })).default([]),
+      /** Serve without keys on the production profile or a public address (open dev mode). */
+      allowOpen: z.boolean().default(false),
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),

@@ -2,7 +2,10 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { MemgateError } from '../../core/errors.ts';
 
 /** Options for {@link createRedis}: any ioredis option, plus defaults tuned for the call path. */
-export type CreateRedisOptions = RedisOptions;
+export type CreateRedisOptions = RedisOptions & {
+  /** Connection errors while (re)connecting; without a listener ioredis prints each with its stack. At most one per 5 s. */
+  onError?: (err: Error) => void;
+};
 
 /**
  * One ioredis connection with auto-pipelining on: concurrent appends from many
@@ -10,13 +13,22 @@ export type CreateRedisOptions = RedisOptions;
  * A command fails after a few reconnect attempts instead of hanging the ack.
  */
 export function createRedis(url: string, options: CreateRedisOptions = {}): Redis {
-  return new Redis(url, {
+  const { onError, ...redisOptions } = options;
+  const redis = new Redis(url, {
     enableAutoPipelining: true,
     maxRetriesPerRequest: 3,
     connectTimeout: 5_000,
     connectionName: 'memgate',
-    ...options,
+    ...redisOptions,
   });
+  let last = 0;
+  redis.on('error', (err: Error) => {
+    const now = Date.now();
+    if (now - last < 5_000) return;
+    last = now;
+    onError?.(err);
+  });
+  return redis;
 }
 
 /** Rethrows a Redis failure as a retryable `unavailable` MemgateError (cause kept). */

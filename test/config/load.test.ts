@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError, assertServeSafe, configNotices, loadConfig, parseCommandLine } from '../../src/config/load.ts';
+
+const load = (argv: string[], env: Record<string, string> = {}) => loadConfig(argv, env, 'config');
+const messageOf = (fn: () => unknown): string => {
+  try {
+    fn();
+    return 'no error';
+  } catch (err) {
+    return (err as Error).message;
+  }
+};
+
+describe('command line', () => {
+  it('reads commands, positionals, value flags, switches and their short forms', () => {
+    expect(parseCommandLine(['replay', 'f.json', '--data', 'x.db'])).toEqual({ command: 'replay', args: ['f.json'], flags: { '--data': 'x.db' } });
+    expect(parseCommandLine(['--port=7701', '-h'])).toEqual({ command: 'serve', args: [], flags: { '--port': '7701', '--help': 'true' } });
+    expect(parseCommandLine(['-v']).flags['--version']).toBe('true');
+    expect(parseCommandLine(['--help', 'serve']).command).toBe('serve');
+  });
+
+  it('refuses unknown flags and value flags without a value as usage errors', () => {
+    expect(() => parseCommandLine(['--prot', '7701'])).toThrow(UsageError);
+    expect(() => parseCommandLine(['-x'])).toThrow(/unknown flag "-x"/);
+    expect(() => parseCommandLine(['--port'])).toThrow(/--port needs a value/);
+  });
+});
+
+describe('configuration', () => {
+  it('names the environment variable or flag a bad value came from', () => {
+    expect(messageOf(() => load([], { MEMGATE_PORT: 'abc' }))).toMatch(/MEMGATE_PORT="abc".*server\.port/);
+    expect(messageOf(() => load(['--port', '99999']))).toMatch(/--port "99999".*server\.port/);
+    expect(messageOf(() => load([], { MEMGATE_EXTRACTOR: 'gpt' }))).toMatch(/MEMGATE_EXTRACTOR="gpt"/);
+    expect(messageOf(() => load(['--log-level', 'loud']))).toMatch(/--log-level "loud"/);
+  });
+
+  it('switches extractor and embedder by environment', () => {
+    const c = load([], { MEMGATE_EXTRACTOR: 'openai', MEMGATE_EMBEDDER: 'openai', MEMGATE_LLM_BASE_URL: 'http://127.0.0.1:9/v1' });
+    expect(c.adapters.extractor).toBe('openai');
+    expect(c.adapters.embedder).toBe('openai');
+    expect(c.llm.baseURL).toBe('http://127.0.0.1:9/v1');
+  });
+
+  it('says when an LLM endpoint is configured but the offline extractor ignores it', () => {
+    const env = { MEMGATE_LLM_BASE_URL: 'http://127.0.0.1:9/v1' };
+    expect(configNotices(load([], env), env)).toEqual([expect.stringMatching(/MEMGATE_EXTRACTOR=openai/)]);
+    const on = { ...env, MEMGATE_EXTRACTOR: 'openai' };
+    expect(configNotices(load([], on), on)).toEqual([]);
+  });
+
+  it('refuses open mode on the production profile or a public address unless asked for', () => {
+    expect(messageOf(() => assertServeSafe(load(['--profile', 'production'])))).toMatch(/MEMGATE_API_KEYS.*MEMGATE_ALLOW_OPEN/);
+    expect(messageOf(() => assertServeSafe(load(['--host', '0.0.0.0'])))).toMatch(/host 0\.0\.0\.0/);
+    expect(messageOf(() => assertServeSafe(load(['--host', '0.0.0.0', '--allow-open'])))).toBe('no error');
+    expect(messageOf(() => assertServeSafe(load(['--profile', 'production'], { MEMGATE_ALLOW_OPEN: 'true' })))).toBe('no error');
+    expect(messageOf(() => assertServeSafe(load(['--profile', 'production'], { MEMGATE_API_KEYS: 'k1:acme' })))).toBe('no error');
+    expect(messageOf(() => assertServeSafe(load([])))).toBe('no error');
+  });
+});
