@@ -130,7 +130,7 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
   const memory = await import('../adapters/inprocess/index.ts');
   const prefix = config.redis.keyPrefix;
 
-  const buffer = a.buffer === 'redis' ? new redisMod!.RedisTurnBuffer(redis!, prefix, { idempotencyHorizonMs: config.redis.idempotencyHorizonMs, now: () => clock.now() }) : new sqlite!.SqliteTurnBuffer(db!);
+  const buffer = a.buffer === 'redis' ? new redisMod!.RedisTurnBuffer(redis!, prefix, { idempotencyHorizonMs: config.redis.idempotencyHorizonMs, appendDeadlineMs: config.redis.appendDeadlineMs, now: () => clock.now() }) : new sqlite!.SqliteTurnBuffer(db!);
   const cache = a.cache === 'redis' ? new redisMod!.RedisContextCache(redis!, prefix) : new sqlite!.SqliteContextCache(db!);
   const documents = a.documents === 'mongo' ? mongo!.documents : new sqlite!.SqliteDocumentStore(db!);
   const cold = a.cold === 'mongo' ? mongo!.cold : new sqlite!.SqliteColdArchive(db!);

@@ -86,6 +86,8 @@ export const configSchema = z.strictObject({
       keyPrefix: z.string().default('mg:'),
       /** How long an archived turn's id still dedupes a retried append (0 = forever). */
       idempotencyHorizonMs: z.int().min(0).default(7 * 24 * 3_600_000),
+      /** An append waiting longer than this for Redis is answered `unavailable` (the client retries by turnId). */
+      appendDeadlineMs: z.int().positive().default(250),
     })
     .prefault({}),
   nats: z

@@ -24,6 +24,7 @@ import type { Redis } from 'ioredis';
 import { turnFields } from '../../core/turn-fields.ts';
 import type { Scope, Turn } from '../../core/types.ts';
 import type { AppendOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
+import { MemgateError } from '../../core/errors.ts';
 import { guarded } from './create-redis.ts';
 import { sessionKey, userKeys, type UserKeys } from './keys.ts';
 import { APPEND_TURN, bindScript, END_SESSION, OPEN_SESSION, REMOVE_TURNS, type BoundScript } from './scripts.ts';
@@ -43,6 +44,12 @@ export interface RedisTurnBufferOptions {
   closeConnection?: boolean;
   /** Clock of the removal stamps (tests move it). */
   now?: () => number;
+  /**
+   * Longest an append waits for Redis before it is answered `unavailable` (default 250 ms).
+   * A caller on a live voice turn cannot hold it for seconds; it retries by turnId, and a
+   * write that lands after the deadline makes that retry a `duplicate`, never a second turn.
+   */
+  appendDeadlineMs?: number;
 }
 
 const DEFAULT_SESSION_TTL_MS = 30 * 24 * 3_600_000;
@@ -57,6 +64,7 @@ export class RedisTurnBuffer implements TurnBuffer {
   private readonly horizonMs: number;
   private readonly now: () => number;
   private readonly closeConnection: boolean;
+  private readonly appendDeadlineMs: number;
   private readonly appendScript: BoundScript;
   private readonly removeScript: BoundScript;
   private readonly openScript: BoundScript;
@@ -73,6 +81,7 @@ export class RedisTurnBuffer implements TurnBuffer {
     this.horizonMs = options.idempotencyHorizonMs ?? DEFAULT_IDEMPOTENCY_HORIZON_MS;
     this.now = options.now ?? Date.now;
     this.closeConnection = options.closeConnection ?? false;
+    this.appendDeadlineMs = options.appendDeadlineMs ?? 250;
     this.appendScript = bindScript(redis, 'memgateAppendTurn', APPEND_TURN, 3, true);
     this.removeScript = bindScript(redis, 'memgateRemoveTurns', REMOVE_TURNS, 4);
     this.openScript = bindScript(redis, 'memgateOpenSession', OPEN_SESSION, 1);
@@ -88,7 +97,10 @@ export class RedisTurnBuffer implements TurnBuffer {
     const k = this.keys(scope);
     // The counter is an integer (HINCRBY); token estimates are integers already, this only guards odd callers.
     const tokens = Number.isFinite(turn.tokens) ? Math.max(0, Math.round(turn.tokens)) : 0;
-    const reply = (await guarded('append', this.appendScript([k.meta, k.ids, k.turns], [turn.turnId, encodeTurn(stored), tokens]))) as AppendReply;
+    // Lost the connection: ioredis would queue the write until it reconnects; answer now instead.
+    if (LOST.has(this.redis.status)) throw new MemgateError('unavailable', `redis append failed: connection ${this.redis.status}; retry with the same turnId`);
+    const write = this.appendScript([k.meta, k.ids, k.turns], [turn.turnId, encodeTurn(stored), tokens]);
+    const reply = (await guarded('append', withDeadline(write, this.appendDeadlineMs))) as AppendReply;
     const [seq, duplicate, pendingTokens, original] = reply;
     if (duplicate === 1 && original !== null) {
       return { turn: decodeTurn(original, seq), duplicate: true, pendingTokens };
@@ -160,4 +172,16 @@ export class RedisTurnBuffer implements TurnBuffer {
   private keys(scope: Scope): UserKeys {
     return userKeys(this.prefix, scope);
   }
+}
+
+/** Connection states after a loss (the first connect, 'connecting', is left to the deadline). */
+const LOST = new Set(['reconnecting', 'close', 'end']);
+
+/** `work`, or `unavailable` after `ms` (the work itself may still complete: appends are idempotent by turnId). */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new MemgateError('unavailable', `redis append gave no answer within ${ms} ms; retry with the same turnId`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
