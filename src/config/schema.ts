@@ -96,7 +96,8 @@ export const configSchema = z.strictObject({
       stream: z.string().default('MEMGATE_JOBS'),
       subjectPrefix: z.string().default('memgate'),
       /** Unacked time before a dead worker's job is redelivered; live workers heartbeat every third of it. */
-      ackWaitMs: z.int().min(1000).default(30_000),
+      /** A job not acked (or heartbeat) within this is redelivered: how long a dead worker's job waits. */
+      ackWaitMs: z.int().min(1000).default(10_000),
     })
     .prefault({}),
   mongo: z.strictObject({ url: z.string().default('mongodb://127.0.0.1:27017'), db: z.string().default('memgate') }).prefault({}),
@@ -131,7 +132,8 @@ export const configSchema = z.strictObject({
       concurrency: z.int().min(1).default(2),
       maxDeliver: z.int().min(1).default(5),
       retryDelayMs: z.int().min(0).default(1000),
-      lockTtlMs: z.int().positive().default(60_000),
+      /** The per-user extraction lease, renewed every third of it while a run lasts: a dead worker frees its user within this. */
+      lockTtlMs: z.int().positive().default(10_000),
     })
     .prefault({}),
 });

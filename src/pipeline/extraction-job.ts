@@ -49,9 +49,13 @@ export function emptyHotDocument(scope: Scope, now: number): HotDocument {
 export async function runExtraction(deps: ExtractionDeps, scope: Scope): Promise<ExtractionReport> {
   const lease = await deps.ports.lock.acquire(lockKeyOf(scope), deps.lockTtlMs);
   if (!lease) return skipped('locked');
+  // A short lease kept alive while this run is: a worker that dies frees the user within one TTL.
+  const heartbeat = setInterval(() => void lease.renew(deps.lockTtlMs).catch(() => undefined), Math.max(250, Math.floor(deps.lockTtlMs / 3)));
+  heartbeat.unref();
   try {
     return await runLocked(deps, scope, () => lease.isHeld());
   } finally {
+    clearInterval(heartbeat);
     await lease.release().catch(() => undefined);
   }
 }

@@ -4,6 +4,8 @@ export interface Lease {
   readonly token: number;
   /** True while the lease has not expired or been taken over. */
   isHeld(): Promise<boolean>;
+  /** Extend a lease still held to `ttlMs` from now; false when it was lost. */
+  renew(ttlMs: number): Promise<boolean>;
   release(): Promise<void>;
 }
 

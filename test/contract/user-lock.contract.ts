@@ -41,6 +41,22 @@ export function userLockContract(name: string, make: () => Promise<UserLock>, op
       expect(await b!.isHeld()).toBe(true);
     });
 
+    it('renew keeps a short lease held past its TTL; a lost lease cannot be renewed', async () => {
+      const k = key();
+      const a = (await lock().acquire(k, 400))!;
+      for (let i = 0; i < 4; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        expect(await a.renew(400)).toBe(true);
+      }
+      expect(await a.isHeld()).toBe(true);
+      expect(await lock().acquire(k, LONG_TTL_MS)).toBeNull();
+      await a.release();
+      expect(await a.renew(400)).toBe(false);
+      const b = (await lock().acquire(k, LONG_TTL_MS))!;
+      expect(await a.renew(LONG_TTL_MS)).toBe(false);
+      expect(await b.isHeld()).toBe(true);
+    });
+
     it('hands out strictly increasing fencing tokens per key', async () => {
       const k = key();
       const tokens: number[] = [];

@@ -29,6 +29,11 @@ export class InProcessUserLock implements UserLock {
       key,
       token,
       isHeld: async () => this.holds(key, token),
+      renew: async (ms: number) => {
+        if (!this.holds(key, token)) return false;
+        this.holders.set(key, { token, expiresAt: this.clock.now() + ms });
+        return true;
+      },
       release: async () => {
         if (this.holders.get(key)?.token === token) this.holders.delete(key);
       },

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Lease, UserLock } from '../../ports/user-lock.ts';
 import { guarded } from './create-redis.ts';
 import { lockKeys } from './keys.ts';
-import { ACQUIRE_LOCK, bindScript, RELEASE_LOCK, type BoundScript } from './scripts.ts';
+import { ACQUIRE_LOCK, bindScript, RELEASE_LOCK, RENEW_LOCK, type BoundScript } from './scripts.ts';
 
 /** Options of {@link RedisUserLock}. */
 export interface RedisUserLockOptions {
@@ -23,6 +23,7 @@ export class RedisUserLock implements UserLock {
   private readonly closeConnection: boolean;
   private readonly acquireScript: BoundScript;
   private readonly releaseScript: BoundScript;
+  private readonly renewScript: BoundScript;
 
   /** `keyPrefix`: prefix of every key (config `redis.keyPrefix`). The connection stays the caller's unless `closeConnection`. */
   constructor(
@@ -34,6 +35,7 @@ export class RedisUserLock implements UserLock {
     this.closeConnection = options.closeConnection ?? false;
     this.acquireScript = bindScript(redis, 'memgateAcquireLock', ACQUIRE_LOCK, 2);
     this.releaseScript = bindScript(redis, 'memgateReleaseLock', RELEASE_LOCK, 1);
+    this.renewScript = bindScript(redis, 'memgateRenewLock', RENEW_LOCK, 1);
   }
 
   async acquire(key: string, ttlMs: number): Promise<Lease | null> {
@@ -43,10 +45,12 @@ export class RedisUserLock implements UserLock {
     if (token === null) return null;
     const redis = this.redis;
     const release = this.releaseScript;
+    const renew = this.renewScript;
     return {
       key,
       token: Number(token),
       isHeld: async () => (await guarded('lock.isHeld', redis.get(keys.lock))) === holder,
+      renew: async (ms: number) => Number(await guarded('lock.renew', renew([keys.lock], [holder, Math.max(1, Math.ceil(ms))]))) === 1,
       release: async () => {
         await guarded('lock.release', release([keys.lock], [holder]));
       },

@@ -107,6 +107,11 @@ return false
 `;
 
 /** KEYS: lock. ARGV: holder value. Deletes only our own lease (never a successor's). */
+export const RENEW_LOCK = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`;
+
 export const RELEASE_LOCK = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
