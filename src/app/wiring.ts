@@ -1,4 +1,5 @@
 import { probeServers } from './probe-servers.ts';
+import { startDeadLetterSweeper } from '../workers/dead-letter-sweeper.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import type { Config } from '../config/schema.ts';
@@ -59,6 +60,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }));
   const consumers: Consumer[] = [];
   const lanes: ThreadLane[] = [];
+  const sweepers: Array<() => void> = [];
   return {
     config,
     service,
@@ -66,6 +68,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     logger,
     clock,
     startWorkers() {
+      const w = config.worker;
+      sweepers.push(startDeadLetterSweeper(ports.bus, { intervalMs: w.deadLetterRetryMs, maxIntervalMs: w.deadLetterRetryMaxMs }, logger.child({ component: 'dead-letters' })));
       const lane = usesThreadLane(config) && !opts.extractionThread ? startLane(config, ports, logger) : null;
       if (!lane) {
         consumers.push(startExtractionWorker(service.extraction, config.worker));
@@ -85,6 +89,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     async close() {
       // Consumers stop taking jobs at once; their in-flight jobs settle when the lanes have let them
       // commit (or, past the lanes' stop timeout, been terminated: those turns stay buffered).
+      for (const stop of sweepers.splice(0)) stop();
       const stopping = consumers.splice(0).map((c) => c.stop());
       await Promise.all(lanes.splice(0).map((l) => l.close()));
       await Promise.all(stopping);

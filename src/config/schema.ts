@@ -134,6 +134,9 @@ export const configSchema = z.strictObject({
       retryDelayMs: z.int().min(0).default(1000),
       /** The per-user extraction lease, renewed every third of it while a run lasts: a dead worker frees its user within this. */
       lockTtlMs: z.int().positive().default(10_000),
+      /** Dead-lettered jobs go back on the queue this often (doubling while they keep failing, up to the max). */
+      deadLetterRetryMs: z.int().positive().default(30_000),
+      deadLetterRetryMaxMs: z.int().positive().default(300_000),
     })
     .prefault({}),
 });

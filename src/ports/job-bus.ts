@@ -38,6 +38,11 @@ export interface JobBus {
   consume(handler: (job: ExtractionJob, ctl: JobControl) => Promise<void>, options: ConsumeOptions): Consumer;
   /** Jobs waiting or in flight, for metrics. */
   depth(): Promise<number>;
+  /**
+   * Put up to `limit` dead-lettered jobs back on the queue (oldest first) and drop
+   * their dead letters; returns how many moved. Safe to race: a job moves once.
+   */
+  requeueDeadLetters(limit: number): Promise<number>;
   close(): Promise<void>;
 }
 

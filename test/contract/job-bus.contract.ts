@@ -119,6 +119,25 @@ export function jobBusContract(name: string, make: () => Promise<JobBus>, opts: 
       expect(of(a)[3]!.attempt).toBe(1);
     });
 
+    it('requeues dead-lettered jobs once the cause heals: each delivered again once, then none left', async () => {
+      const [a, b] = [randomScope(), randomScope()];
+      let healed = false;
+      const { of } = consume({ maxDeliver: 2 }, () => {
+        if (!healed) throw new Error('endpoint down');
+      });
+      await bus().publish(makeJob(a));
+      await bus().publish(makeJob(b));
+      await waitFor(() => of(a).length === 2 && of(b).length === 2, WAIT_MS, 'both jobs exhausted');
+      await drained();
+      healed = true;
+      // The dead-letter write may trail the last failed delivery by a moment.
+      let moved = 0;
+      await waitFor(async () => (moved += await bus().requeueDeadLetters(100)) === 2, WAIT_MS, 'two dead letters requeued');
+      await waitFor(() => of(a).length === 3 && of(b).length === 3, WAIT_MS, 'redelivered after the requeue');
+      await drained();
+      expect(await bus().requeueDeadLetters(100)).toBe(0);
+    });
+
     it('runs at most `concurrency` jobs at once', async () => {
       const scopes = [randomScope(), randomScope(), randomScope()];
       const hold = gate();

@@ -118,6 +118,13 @@ export class InProcessJobBus implements JobBus {
     }
   }
 
+  async requeueDeadLetters(limit: number): Promise<number> {
+    if (this.closed) return 0;
+    const moved = this.deadLetters.splice(0, Math.max(0, limit));
+    for (const d of moved) await this.publish({ ...d.job, requestedAt: Date.now() });
+    return moved.length;
+  }
+
   private start(consumer: ConsumerState, entry: Entry): void {
     this.pending.delete(entry.key);
     this.running.add(entry.key);

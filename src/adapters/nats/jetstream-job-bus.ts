@@ -4,7 +4,7 @@ import { silentLogger, type Logger } from '../../core/logger.ts';
 import { jobKey, type ConsumeOptions, type Consumer, type ExtractionJob, type JobBus, type JobControl } from '../../ports/job-bus.ts';
 import { natsFailure } from './connect-nats.ts';
 import { listenForExhaustedJobs } from './dead-letters.ts';
-import { encodeJob, generationKey } from './job-codec.ts';
+import { decodeJob, encodeJob, generationKey } from './job-codec.ts';
 import { JobConsumer } from './job-consumer.ts';
 import { JobGenerations } from './job-generations.ts';
 import { ensureConsumer, ensureStreams, type BusTopology } from './jetstream-setup.ts';
@@ -139,6 +139,25 @@ export class JetStreamJobBus implements JobBus {
       return info.num_pending + info.num_ack_pending;
     } catch (err) {
       throw natsFailure('depth', err);
+    }
+  }
+
+  async requeueDeadLetters(limit: number): Promise<number> {
+    if (this.closed) return 0;
+    try {
+      const { state } = await this.jsm.streams.info(this.topology.dlqStream);
+      let moved = 0;
+      for (let seq = state.first_seq; seq <= state.last_seq && moved < limit && state.messages > 0; seq++) {
+        const stored = await this.jsm.streams.getMessage(this.topology.dlqStream, { seq }).catch(() => null);
+        if (stored === null) continue;
+        // Delete first: of two sweepers racing on one letter, only the one whose delete succeeds requeues it.
+        if (!(await this.jsm.streams.deleteMessage(this.topology.dlqStream, seq).catch(() => false))) continue;
+        await this.publish({ ...decodeJob(stored.data), requestedAt: Date.now() });
+        moved++;
+      }
+      return moved;
+    } catch (err) {
+      throw natsFailure('requeueDeadLetters', err);
     }
   }
 
