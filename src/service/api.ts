@@ -1,5 +1,5 @@
 import type { ExtractionSchema } from '../core/schema.ts';
-import type { ContextFact, EncodedContext, FactValue, Scope, SearchResult, SessionContext, SessionSummary, TemporalEntity, ToolDefinition, Turn, TurnInput } from '../core/types.ts';
+import type { ContextFact, EncodedContext, FactValue, QuarantinedTurn, Scope, SearchResult, SessionContext, SessionSummary, TemporalEntity, ToolDefinition, Turn, TurnInput } from '../core/types.ts';
 import type { MaybePromise, SessionRecord } from '../ports/turn-buffer.ts';
 
 /** Session start reply body (PROTOCOL.md `context`, without op/id). */
@@ -52,6 +52,8 @@ export interface ExtractionReport {
   turnsRead: number;
   turnsKept: number;
   turnsArchived: number;
+  /** Stored turns set aside because extraction cannot process them (see `quarantined`). */
+  turnsQuarantined: number;
   factsExtracted: number;
   entitiesInserted: number;
   entitiesSuperseded: number;
@@ -90,4 +92,6 @@ export interface MemoryApi {
   forget(scope: Scope): Promise<void>;
   /** Buffered (not yet compressed) turns, for tests and audits. */
   bufferedTurns(scope: Scope): Promise<Turn[]>;
+  /** Stored turns extraction set aside, with why (oldest first). */
+  quarantined(scope: Scope): Promise<QuarantinedTurn[]>;
 }

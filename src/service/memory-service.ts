@@ -4,7 +4,7 @@ import { MemgateError, badRequest } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { estimateTokens } from '../core/tokens.ts';
-import type { EncodedContext, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
+import type { EncodedContext, QuarantinedTurn, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
 import type { Config } from '../config/schema.ts';
 import type { ExtractionSchema } from '../core/schema.ts';
 import type { Ports } from '../ports/index.ts';
@@ -153,6 +153,10 @@ export class MemoryService implements MemoryApi {
 
   bufferedTurns(scope: Scope): Promise<Turn[]> {
     return this.ports.buffer.list(scope);
+  }
+
+  async quarantined(scope: Scope): Promise<QuarantinedTurn[]> {
+    return (await this.ports.documents.getHot(scope))?.quarantined ?? [];
   }
 }
 

@@ -1,6 +1,6 @@
 import { MemgateError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
-import type { Scope, Turn, TurnInput } from '../../../src/core/types.ts';
+import type { QuarantinedTurn, Scope, Turn, TurnInput } from '../../../src/core/types.ts';
 import type { SessionRecord } from '../../../src/ports/turn-buffer.ts';
 import { defaultConfig, type Config } from '../../../src/config/schema.ts';
 import { InProcessEventBus } from '../../../src/adapters/inprocess/event-bus.ts';
@@ -90,6 +90,10 @@ export class FakeMemoryApi implements MemoryApi {
 
   async bufferedTurns(scope: Scope): Promise<Turn[]> {
     return this.turns.get(this.key(scope)) ?? [];
+  }
+
+  async quarantined(_scope: Scope): Promise<QuarantinedTurn[]> {
+    return [];
   }
 }
 
