@@ -21,6 +21,8 @@ export class FakeMemoryApi implements MemoryApi {
   delayMs = 0;
   /** Throw a plain Error (not a MemgateError) from search. */
   failSearch = false;
+  /** Answer appends with a turnId no encoder can write (its getter throws): a fault past the service call, in the reply. */
+  unencodableAck = false;
 
   private key(s: Scope): string {
     return `${s.tenantId}/${s.agentId}/${s.userId}`;
@@ -54,6 +56,7 @@ export class FakeMemoryApi implements MemoryApi {
       list.push({ turnId, seq, sessionId, role: input.role, text: input.text, ts: input.ts ?? Date.now(), receivedAt: Date.now(), tokens: 1 });
       reply = { turnId, seq, duplicate: false };
     }
+    if (this.unencodableAck) reply = { ...reply, turnId: Object.defineProperty({}, 'x', { enumerable: true, get: () => { throw new Error('unencodable'); } }) as unknown as string };
     return this.asyncAppend ? this.later(() => reply) : reply;
   }
 
