@@ -30,20 +30,24 @@ export class InFlight {
   }
 }
 
+/** Signals closer together than this are one request: Ctrl-C reaches both npm and its child, and npm forwards it. */
+export const SIGNAL_ECHO_MS = 1_000;
+
 /**
  * Run `stop` once on SIGTERM or SIGINT, then exit 0 (1 if stopping failed).
- * A second signal while stopping exits at once: the operator insists, and every
- * acked turn is already durable.
+ * A second signal while stopping exits at once (the operator insists, and every
+ * acked turn is already durable), unless it is the echo of the first.
  */
-export function exitOnSignals(stop: () => Promise<void>, logger: Logger, exit: (code: number) => void = (c) => process.exit(c)): () => void {
-  let stopping = false;
+export function exitOnSignals(stop: () => Promise<void>, logger: Logger, exit: (code: number) => void = (c) => process.exit(c), now: () => number = Date.now): () => void {
+  let stoppingSince: number | null = null;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
+    if (stoppingSince !== null) {
+      if (now() - stoppingSince < SIGNAL_ECHO_MS) return;
       logger.warn('second signal: exiting now', { signal });
       exit(1);
       return;
     }
-    stopping = true;
+    stoppingSince = now();
     logger.info('shutting down', { signal });
     stop().then(
       () => {

@@ -1,11 +1,31 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import type { AcuRow } from './acu-row.ts';
 import type { Database } from './database.ts';
 import type { VectorRow } from './packed-vectors.ts';
 
 type ScopeParams = [tenantId: string, agentId: string, userId: string];
+type Stmt<P extends unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
+
+/** The prepared statements of SqliteAcuIndex, spelled out so the declaration build can name them. */
+export interface AcuStatements {
+  upsert: Stmt<unknown[], { rid: number }>;
+  ftsDelete: Stmt<[number]>;
+  ftsInsert: Stmt<[number, string, string]>;
+  version: Stmt<ScopeParams, { version: number; since: number }>;
+  nextGeneration: Stmt<[], { value: number }>;
+  stamp: Stmt<[...ScopeParams, number, number]>;
+  vectors: Stmt<ScopeParams, VectorRow>;
+  vectorsSince: Stmt<[...ScopeParams, number], VectorRow>;
+  byRid: Stmt<[number], AcuRow>;
+  keyword: Stmt<[string, number], AcuRow & { score: number }>;
+  count: Stmt<ScopeParams, { n: number }>;
+  forgetFts: Stmt<ScopeParams>;
+  forgetItems: Stmt<ScopeParams>;
+  forgetScope: Stmt<ScopeParams>;
+}
 
 /** The prepared statements of SqliteAcuIndex (scope parameters are always tenant, agent, user). */
-export function prepareAcuStatements(db: Database) {
+export function prepareAcuStatements(db: Database): AcuStatements {
   return {
     // The WHERE on the update refuses to move an id to another user (a cross-user leak otherwise).
     upsert: db.prepare<unknown[], { rid: number }>(
