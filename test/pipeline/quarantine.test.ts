@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
 import { defaultConfig } from '../../src/config/schema.ts';
@@ -6,6 +7,7 @@ import type { Scope } from '../../src/core/types.ts';
 import { startGateway, type Gateway } from '../../src/gateway/server.ts';
 import { uniq } from '../gateway/support/real-server.ts';
 import { http } from '../gateway/support/ws-tester.ts';
+import { describeWithServer } from '../support/servers.ts';
 
 /**
  * Poisoned old data: turns written straight into the buffer (bypassing the
@@ -14,38 +16,53 @@ import { http } from '../gateway/support/ws-tester.ts';
  * user with `500 internal: Invalid time value`, and the user's later turns
  * were never extracted.
  */
-let runtime: Runtime;
-let gateway: Gateway;
-let base: string;
-const logLines: Array<Record<string, unknown>> = [];
-
-beforeAll(async () => {
-  const config = defaultConfig({ sqlite: { path: ':memory:' }, log: { level: 'warn' }, server: { port: 0 } });
-  runtime = await createRuntime(config, { logger: createLogger('warn', {}, (line) => logLines.push(JSON.parse(line) as Record<string, unknown>)) });
-  gateway = await startGateway(runtime);
-  base = `http://127.0.0.1:${gateway.port}`;
-});
-afterAll(async () => {
-  await gateway?.close({ drainTimeoutMs: 2000 });
-  await runtime?.close();
-});
-
-const call = (method: string, path: string, body?: unknown) => http(base, method, path, body === undefined ? {} : { body });
-
-/** Write a turn into the store as-is: no edge validation. */
-async function plant(scope: Scope, sessionId: string, turnId: string, fields: Record<string, unknown>): Promise<void> {
-  const now = Date.now();
-  const turn = { turnId, sessionId, role: 'user', text: 'My budget is 90 lakhs', ts: now, receivedAt: now, tokens: 6, ...fields };
-  await runtime.ports.buffer.append(scope, sessionId, turn as never);
+interface Env {
+  runtime: Runtime;
+  base: string;
+  logLines: Array<Record<string, unknown>>;
 }
 
-async function metric(name: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(name + ' '));
-  return Number(line?.split(' ')[1] ?? Number.NaN);
+/** The embedded runtime with `config` on top, and a gateway; log lines kept for assertions. */
+function onRuntime(name: string, config: () => Record<string, unknown>, register: (title: string, fn: () => void) => void): void {
+  register(name, () => {
+    let gateway: Gateway;
+    const env = { logLines: [] } as unknown as Env;
+    beforeAll(async () => {
+      const merged = defaultConfig({ sqlite: { path: ':memory:' }, log: { level: 'warn' }, ...config(), server: { port: 0 } });
+      env.runtime = await createRuntime(merged, { logger: createLogger('warn', {}, (line) => env.logLines.push(JSON.parse(line) as Record<string, unknown>)) });
+      gateway = await startGateway(env.runtime);
+      env.base = `http://127.0.0.1:${gateway.port}`;
+    });
+    afterAll(async () => {
+      await gateway?.close({ drainTimeoutMs: 2000 });
+      await env.runtime?.close();
+    });
+    quarantineCases(env);
+  });
 }
 
-describe('a stored turn extraction cannot process is quarantined, and the user keeps being extracted', () => {
+onRuntime('quarantine on the embedded default', () => ({}), (title, fn) => describe(title, fn));
+describeWithServer('redis', 'quarantine on the Redis turn buffer', (url) => {
+  const tag = randomBytes(4).toString('hex');
+  onRuntime('redis buffer, cache and lock', () => ({ adapters: { buffer: 'redis', cache: 'redis', lock: 'redis' }, redis: { url, keyPrefix: `mgq:${tag}:` } }), (title, fn) => describe(title, fn));
+});
+
+function quarantineCases(env: Env): void {
+  const call = (method: string, path: string, body?: unknown) => http(env.base, method, path, body === undefined ? {} : { body });
+
+  /** Write a turn into the store as-is: no edge validation. */
+  async function plant(scope: Scope, sessionId: string, turnId: string, fields: Record<string, unknown>): Promise<void> {
+    const now = Date.now();
+    const turn = { turnId, sessionId, role: 'user', text: 'My budget is 90 lakhs', ts: now, receivedAt: now, tokens: 6, ...fields };
+    await env.runtime.ports.buffer.append(scope, sessionId, turn as never);
+  }
+
+  async function metric(name: string): Promise<number> {
+    const text = await (await fetch(`${env.base}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(name + ' '));
+    return Number(line?.split(' ')[1] ?? Number.NaN);
+  }
+
   it('quarantines bad turns with their reason (route, log, metric) while later turns extract', async () => {
     const agentId = uniq('a');
     const userId = uniq('u');
@@ -75,7 +92,7 @@ describe('a stored turn extraction cannot process is quarantined, and the user k
     const buffered = (await call('GET', `/v1/agents/${agentId}/users/${userId}/turns`)).body.turns as Array<{ turnId: string }>;
     expect(buffered.map((t) => t.turnId)).not.toContain('poison-1');
     expect(buffered.map((t) => t.turnId)).not.toContain('poison-2');
-    expect(logLines.filter((l) => l['msg'] === 'turn quarantined' && l['userId'] === userId).map((l) => l['turnId'])).toEqual(['poison-1', 'poison-2']);
+    expect(env.logLines.filter((l) => l['msg'] === 'turn quarantined' && l['userId'] === userId).map((l) => l['turnId'])).toEqual(['poison-1', 'poison-2']);
     expect(await metric('memgate_turns_quarantined_total')).toBeGreaterThanOrEqual(2);
     // The user's calls still start, and a re-sent poisoned id is not taken for a new turn.
     expect((await call('POST', '/v1/sessions', { agentId, userId })).status).toBe(200);
@@ -94,4 +111,4 @@ describe('a stored turn extraction cannot process is quarantined, and the user k
     await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'I live in Chennai.', ts: '2026-03-01T10:00:00Z' });
     expect(await call('POST', `/v1/agents/${agentId}/users/${userId}/flush`)).toMatchObject({ status: 200, body: { ran: true, turnsQuarantined: 0 } });
   });
-});
+}
