@@ -287,6 +287,36 @@ describe('fault: tenancy', () => {
     expect((await http('GET', '/v1/agents/tn-agent/users/tn-user/entities?history=true', { key: KEY_A })).body.entities).toEqual(entitiesA);
     expect((await http('POST', `/v1/sessions/${sid}/turns`, { key: KEY_A, body: json({ role: 'user', text: 'still mine', turnId: 'tn-2' }) })).body).toMatchObject({ seq: 2, duplicate: false });
 
+    // Every WebSocket op with tenant B's key, aimed at A's agent, user and session id: B works in its own
+    // namespace (an empty context, its own seq 1, no results) and A's turns and timeline do not move.
+    const turnsA = (await http('GET', '/v1/agents/tn-agent/users/tn-user/turns', { key: KEY_A })).body.turns as unknown[];
+    for (const binary of [false, true]) {
+      const sockB = new WebSocket(base.replace('http', 'ws') + '/v1/ws', { headers: { authorization: `Bearer ${KEY_B}` } });
+      await new Promise((r) => sockB.once('open', r));
+      const replies: Array<Record<string, unknown>> = [];
+      sockB.on('message', (d, isBin) => replies.push((isBin ? unpack(d as Buffer) : JSON.parse(String(d))) as Record<string, unknown>));
+      const ask = async (frame: Record<string, unknown>) => {
+        const n = replies.length;
+        sockB.send(binary ? encodeMsgpack(frame) : JSON.stringify(frame), { binary });
+        const until = Date.now() + 5_000;
+        while (replies.length === n && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+        cases++;
+        return replies[n] ?? { op: 'no reply' };
+      };
+      const ctxB = await ask({ op: 'start', id: 1, agentId: 'tn-agent', userId: 'tn-user', sessionId: sid });
+      expect(ctxB).toMatchObject({ op: 'context', facts: [], possibly: [], summaries: [] });
+      expect((ctxB['recent'] as Array<{ text: string }>).every((t) => t.text === 'B was here')).toBe(true);
+      // A's turn id means nothing in B's namespace: B's first tn-1 is new; the second pass repeats B's own.
+      expect(await ask({ op: 'append', id: 2, role: 'user', text: 'B was here', turnId: 'tn-1' })).toMatchObject({ op: 'ack', duplicate: binary, seq: 1 });
+      expect(await ask({ op: 'search', id: 3, query: 'budget lakhs' })).toMatchObject({ op: 'results' });
+      const found = (replies.at(-1)!['results'] as Array<{ text: string }>).map((x) => x.text).join(' ');
+      expect(found).not.toMatch(/50 lakhs|still mine/);
+      expect(await ask({ op: 'end', id: 4 })).toMatchObject({ op: 'ended' });
+      sockB.close();
+    }
+    expect((await http('GET', '/v1/agents/tn-agent/users/tn-user/turns', { key: KEY_A })).body.turns).toEqual(turnsA);
+    expect((await http('GET', '/v1/agents/tn-agent/users/tn-user/entities?history=true', { key: KEY_A })).body.entities).toEqual(entitiesA);
+
     // WebSocket: no key / wrong key refused at the upgrade; B subscribed to A's topic hears nothing.
     for (const key of [null, 'not-a-key']) {
       cases++;
@@ -320,6 +350,6 @@ describe('fault: tenancy', () => {
     expect(heard.b).toBe(0);
     sa.close();
     sb.close();
-    writeFaultFigures({ suite: 'tenancy', cases, failures: 0, turnsLost: null, recovery: null, notes: 'every route with no key, a wrong key and another tenant\'s key; WebSocket upgrade and event topics' });
+    writeFaultFigures({ suite: 'tenancy', cases, failures: 0, turnsLost: null, recovery: null, notes: 'every route with no key, a wrong key and another tenant\'s key; every WebSocket op with another tenant\'s key (both encodings); WebSocket upgrade and event topics' });
   }, 60_000);
 });
