@@ -105,6 +105,10 @@ function quarantineCases(env: Env): void {
     const scope = { tenantId: 'default', agentId, userId };
     const sid = (await call('POST', '/v1/sessions', { agentId, userId })).body.sessionId as string;
     await plant(scope, sid, 'only-poison', { ts: Number.MAX_SAFE_INTEGER });
+    // Before any extraction ran: a start that rebuilds the context and a search over buffered turns pass it by.
+    await env.runtime.ports.cache.delete(scope);
+    expect((await call('POST', '/v1/sessions', { agentId, userId })).status).toBe(200);
+    expect((await call('POST', '/v1/search', { agentId, userId, query: 'budget lakhs' })).status).toBe(200);
     expect(await call('POST', `/v1/agents/${agentId}/users/${userId}/flush`)).toMatchObject({ status: 200, body: { ran: false, skipped: 'empty', turnsQuarantined: 1 } });
     expect((await call('GET', `/v1/agents/${agentId}/users/${userId}/quarantine`)).body.quarantined).toHaveLength(1);
     expect((await call('POST', '/v1/sessions', { agentId, userId })).status).toBe(200);
