@@ -4,8 +4,9 @@ import { extractionSuite } from './extraction.ts';
 import { locomoSuite } from './locomo.ts';
 import { searchSuite } from './search.ts';
 import { peerSuite } from './peer.ts';
+import { scenariosSuite } from './scenarios.ts';
 import { productionSuite } from './production.ts';
 import { startSuite } from './start.ts';
 
 /** Every suite, in the order a run executes them. */
-export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, locomoSuite, productionSuite, peerSuite];
+export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, scenariosSuite, locomoSuite, productionSuite, peerSuite];

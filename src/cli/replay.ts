@@ -67,7 +67,7 @@ function bar(done: number, total: number, width = 20): string {
 }
 
 /** One aligned row per record: what changed, when in the world, and when memgate learned it. */
-export function timelineTable(entities: readonly TemporalEntity[], now: number): string[] {
+export function timelineTable(entities: ReadonlyArray<Omit<TemporalEntity, 'status'> & { status: string }>, now: number): string[] {
   const rows = [...entities].sort((a, b) => a.key.localeCompare(b.key) || a.validFrom.localeCompare(b.validFrom));
   const head = ['key', 'value', 'status', 'source', 'valid from', 'valid until', 'recorded at', 'note'];
   const body = rows.map((e) => [

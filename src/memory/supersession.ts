@@ -27,7 +27,7 @@ export interface MemoryState {
 
 /** Merge knobs; `idFor` must be deterministic so a re-delivered job produces the same ids. */
 export interface MergeOptions {
-  /** System time of the extraction (epoch ms): `recordedAt` and the start of an ephemeral TTL. */
+  /** System time of the extraction (epoch ms): `recordedAt` (an ephemeral TTL runs in world time, see expiryOf). */
   now: number;
   defaultTtlHours: number;
   idFor: (f: ResolvedFact) => string;
@@ -79,7 +79,7 @@ interface Work {
  *   active inferred candidate until a later statement settles it (a stronger statement
  *   of its value promotes it; any other stronger statement retracts it).
  * - A statement older than the current record's (a late turn) only adds history.
- * - Ephemeral TTL runs from `recordedAt`; profile entries are a projection of the key's current record.
+ * - Ephemeral TTL runs from the moment a date/time value is about, else from when it was said; profile entries are a projection of the key's current record.
  */
 export function applyFacts(state: MemoryState, facts: readonly ResolvedFact[], opts: MergeOptions): MergeResult {
   const entities = state.entities.map(cloneEntity);
@@ -269,10 +269,19 @@ function seedLegacyProfile(work: Work, entry: ProfileEntry | undefined, f: Resol
   newRecord(work, seed, 'active', null, null, null);
 }
 
+/**
+ * An ephemeral value lasts `ttlHours` past the moment it is about: a date or time
+ * value (a site visit, a callback) counts from that moment, anything else from
+ * when it was said. World time, not extraction time: a visit booked for 10 January
+ * is gone by the 11th however late the extraction ran.
+ */
 function expiryOf(work: Work, f: ResolvedFact): string | null {
   if (f.field.category !== 'ephemeral') return null;
-  const ttlHours = f.field.ttlHours ?? work.opts.defaultTtlHours;
-  return iso(work.opts.now + ttlHours * HOUR_MS);
+  const ttlMs = (f.field.ttlHours ?? work.opts.defaultTtlHours) * HOUR_MS;
+  const about = f.field.type === 'date' || f.field.type === 'datetime' ? Date.parse(String(f.value)) : Number.NaN;
+  const said = Date.parse(statedAt(f));
+  const from = Number.isFinite(about) ? about : Number.isFinite(said) ? said : work.opts.now;
+  return iso(from + ttlMs);
 }
 
 /** idFor hashes key+value+validFrom; the same triple can recur after a flip-flop, so disambiguate deterministically. */

@@ -31,8 +31,9 @@ export function resolveFacts(facts: readonly ExtractedFact[], schema: Extraction
     const refTs = Math.max(...evidenceTurns.map((t) => t.ts));
     const value = normalizeValue(field, fact.value, refTs);
     if (value === null) continue;
+    // A keyed field stated without its qualifier ("the rent is 40 thousand" with one flat in the talk)
+    // keeps the bare field key: dropping it lost the value; guessing a qualifier could file it under the wrong entity.
     const qualifier = field.keyBy ? normaliseQualifier(fact.qualifier) : '';
-    if (field.keyBy && !qualifier) continue; // a keyed field without its qualifier would merge distinct entities
     const validFromMs = fact.validFrom ? Date.parse(fact.validFrom) : NaN;
     const validFrom = iso(Number.isFinite(validFromMs) ? validFromMs : refTs);
     const resolved: ResolvedFact = {

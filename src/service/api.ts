@@ -69,6 +69,9 @@ export interface ExtractionReport {
  * The memory engine's whole surface: the three call-path operations plus the
  * background and admin ones. The gateway and the replay CLI use only this.
  */
+/** A timeline record as read: `expired` is derived (an active ephemeral record past its `expiresAt`), never stored. */
+export type TimelineEntity = Omit<TemporalEntity, 'status'> & { status: TemporalEntity['status'] | 'expired' };
+
 export interface MemoryApi {
   /** Session start: one read of the context cache (refilled from the hot document on a miss). */
   startSession(scope: Scope, sessionId?: string): Promise<ContextReply>;
@@ -84,8 +87,8 @@ export interface MemoryApi {
   endSession(scope: Scope, sessionId: string): Promise<void>;
   /** Run extraction for the user now and wait for its commit. */
   flush(scope: Scope): Promise<ExtractionReport>;
-  /** Bi-temporal timeline; `history` false = active, unexpired only. */
-  timeline(scope: Scope, history: boolean): Promise<TemporalEntity[]>;
+  /** Bi-temporal timeline; `history` false = active, unexpired only. An active ephemeral record past `expiresAt` reads `expired`. */
+  timeline(scope: Scope, history: boolean): Promise<TimelineEntity[]>;
   /** Replace an agent's schema (validated; takes effect on the next extraction). */
   putSchema(tenantId: string, agentId: string, schema: unknown): Promise<ExtractionSchema>;
   /** Forget a user everywhere. */

@@ -11,12 +11,12 @@ import type { ExtractionSchema } from '../core/schema.ts';
 import type { Ports } from '../ports/index.ts';
 import type { SessionRecord } from '../ports/turn-buffer.ts';
 import type { AppendOutcome } from '../ports/turn-buffer.ts';
-import { activeEntities } from '../memory/supersession.ts';
+import { activeEntities, isExpired } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
 import { contextFields, encodeContext } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
 import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
-import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply } from './api.ts';
+import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, TimelineEntity } from './api.ts';
 import { SchemaRegistry } from './schema-registry.ts';
 
 /** The memory engine behind the gateway: call-path operations stay thin; intelligence runs in the pipeline. */
@@ -137,10 +137,12 @@ export class MemoryService implements MemoryApi {
     return this.flushVia ? this.flushVia(scope) : runExtractionWhenFree(this.extraction, scope, this.config.worker.lockTtlMs);
   }
 
-  async timeline(scope: Scope, history: boolean): Promise<TemporalEntity[]> {
+  async timeline(scope: Scope, history: boolean): Promise<TimelineEntity[]> {
     const doc = await this.ports.documents.getHot(scope);
     if (!doc) return [];
-    return history ? doc.entities : activeEntities(doc.entities, this.clock.now());
+    const now = this.clock.now();
+    if (!history) return activeEntities(doc.entities, now);
+    return doc.entities.map((e) => (e.status === 'active' && isExpired(e, now) ? { ...e, status: 'expired' as const } : e));
   }
 
   putSchema(tenantId: string, agentId: string, schema: unknown): Promise<ExtractionSchema> {

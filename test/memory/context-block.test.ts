@@ -53,7 +53,7 @@ const basicFacts = () => [
   fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1']),
   fact(budget, lakh(80), '2026-01-15T10:00:03Z', ['t3']),
   fact(area, 'Baner', '2026-01-15T10:00:04Z', ['t4'], 'inferred'),
-  fact(visit, '2026-02-02T10:00:00.000Z', '2026-01-15T10:00:05Z', ['t5']),
+  fact(visit, '2026-02-01T12:00:00.000Z', '2026-01-15T10:00:05Z', ['t5']),
 ];
 
 describe('buildSessionContext', () => {

@@ -146,25 +146,26 @@ describe('applyFacts: out-of-order world times', () => {
 });
 
 describe('applyFacts: ephemeral expiry', () => {
-  it('hides an ephemeral fact after its TTL (from recordedAt) but keeps it in the timeline', () => {
+  it('hides a dated ephemeral fact TTL hours after the moment it is about, but keeps it in the timeline', () => {
     const out = applyFacts(empty(), [fact(visit, '2026-02-03T10:00:00.000Z', '2026-01-10T00:00:00Z', ['t3'])], opts());
     const rec = out.entities[0]!;
-    expect(rec.expiresAt).toBe(new Date(NOW + 24 * HOUR).toISOString());
-    expect(activeEntities(out.entities, NOW + 23 * HOUR)).toHaveLength(1);
-    expect(isExpired(rec, NOW + 24 * HOUR)).toBe(true);
-    expect(activeEntities(out.entities, NOW + 24 * HOUR)).toEqual([]);
+    const visitEnds = Date.parse('2026-02-03T10:00:00.000Z') + 24 * HOUR;
+    expect(rec.expiresAt).toBe(new Date(visitEnds).toISOString());
+    expect(activeEntities(out.entities, visitEnds - HOUR)).toHaveLength(1);
+    expect(isExpired(rec, visitEnds)).toBe(true);
+    expect(activeEntities(out.entities, visitEnds)).toEqual([]);
     expect(out.entities).toHaveLength(1);
     expect(rec.status).toBe('active');
   });
 
-  it('uses the default TTL when the field has none, and renews it when the fact is restated', () => {
+  it('an undated ephemeral value lasts the default TTL from when it was said (world time, not extraction time), renewed when restated', () => {
     const noTtl: FieldDef = { ...visit, ttlHours: undefined };
     delete noTtl.ttlHours;
     const out = applyFacts(empty(), [fact(noTtl, 'call back', '2026-02-01T00:00:00Z', ['t1'])], { ...opts(), defaultTtlHours: 2 });
-    expect(out.entities[0]?.expiresAt).toBe(new Date(NOW + 2 * HOUR).toISOString());
+    expect(out.entities[0]?.expiresAt).toBe('2026-02-01T02:00:00.000Z');
     const restated = applyFacts(out, [fact(noTtl, 'call back', '2026-02-01T03:00:00Z', ['t2'])], { ...opts(NOW + 3 * HOUR), defaultTtlHours: 2 });
     expect(restated.entities).toHaveLength(1);
-    expect(restated.entities[0]?.expiresAt).toBe(new Date(NOW + 5 * HOUR).toISOString());
+    expect(restated.entities[0]?.expiresAt).toBe('2026-02-01T05:00:00.000Z');
   });
 
   it('non-ephemeral records never expire', () => {

@@ -1,0 +1,35 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './conversations/support.ts';
+import { SCENARIOS } from './scenarios/catalog/index.ts';
+import { KNOWN_GAPS } from './scenarios/known-gaps.ts';
+import { runScenario } from './scenarios/runner.ts';
+
+/**
+ * The scenario suite: scripted multi-call conversations in four domains, each
+ * checking one memory rule in the timeline, the next call's context and
+ * memory_search, over HTTP on the embedded default (offline extractor).
+ */
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startTestServer();
+});
+afterAll(() => srv.close());
+
+describe('scenarios', () => {
+  it('cover at least 30 conversations across real estate, healthcare, rentals and support', () => {
+    expect(SCENARIOS.length).toBeGreaterThanOrEqual(30);
+    expect(new Set(SCENARIOS.map((s) => s.domain))).toEqual(new Set(['real-estate', 'healthcare', 'rentals', 'support']));
+    expect(new Set(SCENARIOS.map((s) => s.id)).size).toBe(SCENARIOS.length);
+    for (const id of Object.keys(KNOWN_GAPS)) expect(SCENARIOS.some((s) => s.id === id), id).toBe(true);
+  });
+
+  for (const s of SCENARIOS) {
+    const gap = KNOWN_GAPS[s.id];
+    it(`${s.domain}: ${s.id} (${s.rule})${gap ? ' [known gap]' : ''}`, async () => {
+      const o = await runScenario(srv, s);
+      const bad = (['timeline', 'context', 'search'] as const).flatMap((k) => (o[k] && !o[k]!.ok ? [(o[k] as { why: string }).why] : []));
+      if (gap) expect(bad, `${s.id} now passes: remove it from known-gaps.ts`).not.toEqual([]);
+      else expect(bad).toEqual([]);
+    });
+  }
+});

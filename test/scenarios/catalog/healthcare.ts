@@ -1,0 +1,81 @@
+import type { Scenario } from '../types.ts';
+
+const at = (day: string, t = '10:00:00') => `2026-${day}T${t}Z`;
+const S = 'healthcare';
+
+export const healthcare: Scenario[] = [
+  {
+    id: 'hc-medication-switch', domain: 'healthcare', rule: 'later validFrom supersedes', schema: S,
+    calls: [
+      [{ role: 'user', text: 'I am taking metformin.', at: at('01-05') }],
+      [{ role: 'user', text: 'The doctor prescribed glimepiride now.', at: at('02-05') }],
+    ],
+    timeline: { medication: [['metformin', 'superseded'], ['glimepiride', 'active']] },
+    context: { facts: { medication: 'glimepiride' } },
+    search: { query: 'Which medication is the patient on?', firstHas: 'glimepiride' },
+  },
+  {
+    id: 'hc-dosage-self-correct', domain: 'healthcare', rule: 'a self-correction inside one turn stores only the fix', schema: S,
+    calls: [[{ role: 'user', text: 'My dosage is 500 mg, sorry, 850 mg.', at: at('01-05') }]],
+    timeline: { dosage: [['850 mg', 'active']] },
+  },
+  {
+    id: 'hc-dob-self-correct', domain: 'healthcare', rule: 'a self-correction inside one turn stores only the fix', schema: S,
+    calls: [[{ role: 'user', text: 'My date of birth is 12 March 1990, sorry, I meant 21 March 1990.', at: at('01-05') }]],
+    timeline: { date_of_birth: [['1990-03-21', 'active']] },
+    context: { facts: { date_of_birth: '1990-03-21' } },
+  },
+  {
+    id: 'hc-pain-level-trend', domain: 'healthcare', rule: 'later validFrom supersedes', schema: S,
+    calls: [
+      [{ role: 'user', text: 'My pain level is 7 out of 10.', at: at('01-05') }],
+      [{ role: 'user', text: 'Today the pain level is 3 out of 10.', at: at('01-19') }],
+    ],
+    timeline: { pain_level: [['7', 'superseded'], ['3', 'active']] },
+    context: { facts: { pain_level: '3' } },
+    search: { query: 'What pain level did the patient report last?', firstHas: '3' },
+  },
+  {
+    id: 'hc-pain-asof', domain: 'healthcare', rule: 'asOf answers as of a past time', schema: S,
+    calls: [
+      [{ role: 'user', text: 'My pain level is 7 out of 10.', at: at('01-05') }],
+      [{ role: 'user', text: 'The pain level is 2 out of 10 now.', at: at('02-05') }],
+    ],
+    search: { query: 'pain level', asOf: at('01-20'), firstHas: '7' },
+  },
+  {
+    id: 'hc-appointment-expires', domain: 'healthcare', rule: 'ephemeral facts expire', schema: S,
+    calls: [
+      [{ role: 'user', text: 'My follow-up appointment is on 8 January at 4 pm.', at: at('01-05') }],
+      [{ role: 'user', text: 'Hi, calling about my report.', at: at('02-05') }],
+    ],
+    timeline: { appointment: [['2026-01-08T16:00:00.000Z', 'expired']] },
+  },
+  {
+    id: 'hc-misheard-medication', domain: 'healthcare', rule: 'lower confidence never supersedes higher', schema: S,
+    calls: [
+      [{ role: 'user', text: 'I am taking metformin.', at: at('01-05') }],
+      [{ role: 'user', text: 'I am taking metoprolol.', at: at('01-10'), asrConfidence: 0.3 }],
+    ],
+    context: { facts: { medication: 'metformin' } },
+  },
+  {
+    id: 'hc-correction-cue', domain: 'healthcare', rule: 'a correction cue retracts', schema: S,
+    calls: [
+      [{ role: 'user', text: 'I am taking aspirin.', at: at('01-05') }],
+      [{ role: 'user', text: 'Correction, I am taking ibuprofen, not aspirin.', at: at('01-06') }],
+    ],
+    timeline: { medication: [['aspirin', 'retracted'], ['ibuprofen', 'active']] },
+    context: { facts: { medication: 'ibuprofen' } },
+  },
+  {
+    id: 'hc-name', domain: 'healthcare', rule: 'profile fields in the context block', schema: S,
+    calls: [[{ role: 'user', text: 'My name is Ravi Menon.', at: at('01-05') }]],
+    context: { facts: { full_name: 'Ravi Menon' }, blockHas: ['Ravi Menon'] },
+  },
+  {
+    id: 'hc-short-call-search', domain: 'healthcare', rule: 'search finds facts of a short call', schema: S,
+    calls: [[{ role: 'user', text: 'I am taking atorvastatin.', at: at('01-05') }]],
+    search: { query: 'what medication?', firstHas: 'atorvastatin' },
+  },
+];

@@ -1,0 +1,102 @@
+import type { Scenario } from '../types.ts';
+
+const at = (day: string, t = '10:00:00') => `2026-${day}T${t}Z`;
+const S = 'real-estate';
+
+export const realEstate: Scenario[] = [
+  {
+    id: 're-budget-raised', domain: 'real-estate', rule: 'later validFrom supersedes', schema: S,
+    calls: [
+      [{ role: 'agent', text: 'What budget do you have in mind?', at: at('01-05') }, { role: 'user', text: 'My budget is 50 lakhs.', at: at('01-05', '10:00:05') }],
+      [{ role: 'user', text: 'The bank approved 80 lakhs, so my budget is now 80 lakhs.', at: at('02-10') }],
+    ],
+    timeline: { budget: [['5000000 INR', 'superseded'], ['8000000 INR', 'active']] },
+    context: { facts: { budget: '8000000 INR' } },
+    search: { query: 'What budget was approved by the bank?', firstHas: '80' },
+  },
+  {
+    id: 're-budget-history-asof', domain: 'real-estate', rule: 'asOf answers as of a past time', schema: S,
+    calls: [
+      [{ role: 'user', text: 'My budget is 50 lakhs.', at: at('01-05') }],
+      [{ role: 'user', text: 'My budget is now 80 lakhs.', at: at('03-01') }],
+    ],
+    timeline: { budget: [['5000000 INR', 'superseded'], ['8000000 INR', 'active']] },
+    search: { query: 'What was my budget?', asOf: at('02-01'), firstHas: '50', firstLacks: '80' },
+  },
+  {
+    id: 're-location-correction', domain: 'real-estate', rule: 'a correction cue retracts', schema: S,
+    calls: [
+      [{ role: 'user', text: "I'm looking in Whitefield.", at: at('01-05') }],
+      [{ role: 'user', text: 'Sorry, correction: I prefer Indiranagar, not Whitefield.', at: at('01-12') }],
+    ],
+    timeline: { preferred_location: [['Whitefield', 'retracted'], ['Indiranagar', 'active']] },
+    context: { facts: { preferred_location: 'Indiranagar' } },
+    search: { query: 'Which area is the buyer looking in?', firstHas: 'Indiranagar' },
+  },
+  {
+    id: 're-self-correct-bedrooms', domain: 'real-estate', rule: 'a self-correction inside one turn stores only the fix', schema: S,
+    calls: [[{ role: 'user', text: 'I want a 2 BHK, sorry, I meant 3 BHK.', at: at('01-05') }]],
+    timeline: { bedrooms: [['3', 'active']] },
+    context: { facts: { bedrooms: '3' } },
+  },
+  {
+    id: 're-misheard-budget', domain: 'real-estate', rule: 'lower confidence never supersedes higher', schema: S,
+    calls: [
+      [{ role: 'user', text: 'My budget is 80 lakhs.', at: at('01-05') }],
+      [{ role: 'user', text: 'My budget is 18 lakhs.', at: at('01-20'), asrConfidence: 0.35 }],
+    ],
+    context: { facts: { budget: '8000000 INR' }, possibly: { budget: '1800000 INR' } },
+    search: { query: 'What is my budget?', firstHas: '80' },
+  },
+  {
+    id: 're-crore', domain: 'real-estate', rule: 'spoken amounts: crore', schema: S,
+    calls: [[{ role: 'user', text: 'My budget is 1.2 crore.', at: at('01-05') }]],
+    timeline: { budget: [['12000000 INR', 'active']] },
+  },
+  {
+    id: 're-site-visit-expires', domain: 'real-estate', rule: 'ephemeral facts expire', schema: S,
+    calls: [
+      [{ role: 'user', text: 'Let us do the site visit on 10 January at 11 am.', at: at('01-05') }],
+      [{ role: 'user', text: 'Hello again.', at: at('02-20') }],
+    ],
+    timeline: { site_visit: [['2026-01-10T11:00:00.000Z', 'expired']] },
+    context: { factsLack: ['site_visit'] },
+  },
+  {
+    id: 're-name-profile', domain: 'real-estate', rule: 'profile fields in the context block', schema: S,
+    calls: [[{ role: 'user', text: 'My name is Asha Rao.', at: at('01-05') }]],
+    timeline: { full_name: [['Asha Rao', 'active']] },
+    context: { facts: { full_name: 'Asha Rao' }, blockHas: ['Asha Rao'] },
+    search: { query: "What is the caller's name?", firstHas: 'Asha Rao' },
+  },
+  {
+    id: 're-short-call-search', domain: 'real-estate', rule: 'search finds facts of a short call', schema: S,
+    calls: [[{ role: 'agent', text: 'What is your budget?', at: at('01-05') }, { role: 'user', text: 'My budget is 65 lakhs.', at: at('01-05', '10:00:04') }]],
+    search: { query: 'what is the budget?', firstHas: '65' },
+  },
+  {
+    id: 're-summary-outdated', domain: 'real-estate', rule: 'history is marked, current first', schema: S,
+    calls: [
+      [{ role: 'user', text: 'My budget is 50 lakhs and I want a 2 BHK near Baner.', at: at('01-05') }],
+      [{ role: 'user', text: 'My budget is now 70 lakhs.', at: at('02-05') }],
+    ],
+    context: { facts: { budget: '7000000 INR' } },
+    search: { query: 'budget for the flat', firstHas: '70' },
+  },
+  {
+    id: 're-moved-relative', domain: 'real-estate', rule: 'relative-time changes date the new value', schema: S,
+    calls: [
+      [{ role: 'user', text: "I'm looking at Baner.", at: at('01-05') }],
+      [{ role: 'user', text: 'Since last week I prefer Wakad instead.', at: at('02-05') }],
+    ],
+    context: { facts: { preferred_location: 'Wakad' } },
+  },
+  {
+    id: 're-loan-status', domain: 'real-estate', rule: 'enum status changes', schema: S,
+    calls: [
+      [{ role: 'user', text: 'I have applied for a home loan.', at: at('01-05') }],
+      [{ role: 'user', text: 'Good news, the loan got approved yesterday.', at: at('02-05') }],
+    ],
+    context: { facts: { loan_status: 'approved' } },
+  },
+];

@@ -1,0 +1,87 @@
+import type { ExtractionSchema } from '../../../src/core/schema.ts';
+import type { Scenario } from '../types.ts';
+
+const at = (day: string, t = '10:00:00') => `2026-${day}T${t}Z`;
+const S: ExtractionSchema = {
+  fields: [
+    { name: 'full_name', category: 'profile', type: 'string', description: "The customer's full name", hints: ['my name is', 'this is'] },
+    { name: 'email', category: 'profile', type: 'string', description: "The customer's email address", hints: ['email', 'mail me at'] },
+    { name: 'plan', category: 'temporal', type: 'string', description: 'The subscription plan the customer is on', hints: ['plan', 'subscribed to', 'upgraded to', 'switched to'] },
+    { name: 'city', category: 'temporal', type: 'string', description: 'City the customer lives in', hints: ['i live in', 'moved to', 'based in'] },
+    { name: 'callback', category: 'ephemeral', type: 'datetime', description: 'When to call the customer back', hints: ['call me back', 'callback'] },
+  ],
+};
+
+export const support: Scenario[] = [
+  {
+    id: 'sup-plan-upgrade', domain: 'support', rule: 'later validFrom supersedes', schema: S,
+    calls: [
+      [{ role: 'user', text: 'I am on the Basic plan.', at: at('01-05') }],
+      [{ role: 'user', text: 'I upgraded to the Premium plan last week.', at: at('02-05') }],
+    ],
+    context: { facts: { plan: 'Premium plan' } },
+    search: { query: 'Which plan is the customer on?', firstHas: 'Premium' },
+  },
+  {
+    id: 'sup-city-moved-relative', domain: 'support', rule: 'relative-time move supersedes', schema: S,
+    calls: [
+      [{ role: 'user', text: 'I live in Pune.', at: at('01-05') }],
+      [{ role: 'user', text: 'I moved to Hyderabad two weeks ago.', at: at('03-10') }],
+    ],
+    timeline: { city: [['Pune', 'superseded'], ['Hyderabad', 'active']] },
+    context: { facts: { city: 'Hyderabad' } },
+  },
+  {
+    id: 'sup-city-retracted', domain: 'support', rule: 'a correction with an earlier date retracts', schema: S,
+    calls: [[
+      { role: 'user', text: 'I live in Chennai.', at: at('03-10') },
+      { role: 'agent', text: 'Noted.', at: at('03-10', '10:00:05') },
+      { role: 'user', text: 'Actually I moved to Mysore last month.', at: at('03-10', '10:00:10') },
+    ]],
+    timeline: { city: [['Chennai', 'retracted'], ['Mysore', 'active']] },
+    context: { facts: { city: 'Mysore' } },
+  },
+  {
+    id: 'sup-email-correction', domain: 'support', rule: 'a correction cue retracts', schema: S,
+    calls: [
+      [{ role: 'user', text: 'My email is ravi@example.com.', at: at('01-05') }],
+      [{ role: 'user', text: 'Sorry, my email is actually ravi.k@example.com.', at: at('01-06') }],
+    ],
+    context: { facts: { email: 'ravi.k@example.com' } },
+  },
+  {
+    id: 'sup-callback-expires', domain: 'support', rule: 'ephemeral facts expire', schema: S,
+    calls: [
+      [{ role: 'user', text: 'Please call me back on 6 January at 5 pm.', at: at('01-05') }],
+      [{ role: 'user', text: 'Hi again.', at: at('02-05') }],
+    ],
+    timeline: { callback: [['2026-01-06T17:00:00.000Z', 'expired']] },
+  },
+  {
+    id: 'sup-name', domain: 'support', rule: 'profile fields in the context block', schema: S,
+    calls: [[{ role: 'user', text: 'My name is Meera Iyer.', at: at('01-05') }]],
+    context: { facts: { full_name: 'Meera Iyer' }, blockHas: ['Meera Iyer'] },
+    search: { query: "customer's name", firstHas: 'Meera Iyer' },
+  },
+  {
+    id: 'sup-misheard-plan', domain: 'support', rule: 'lower confidence never supersedes higher', schema: S,
+    calls: [
+      [{ role: 'user', text: 'I am on the Premium plan.', at: at('01-05') }],
+      [{ role: 'user', text: 'I am on the Basic plan.', at: at('01-09'), asrConfidence: 0.3 }],
+    ],
+    context: { facts: { plan: 'Premium plan' } },
+  },
+  {
+    id: 'sup-plan-asof', domain: 'support', rule: 'asOf answers as of a past time', schema: S,
+    calls: [
+      [{ role: 'user', text: 'I am on the Basic plan.', at: at('01-05') }],
+      [{ role: 'user', text: 'I switched to the Family plan.', at: at('03-05') }],
+    ],
+    search: { query: 'plan', asOf: at('02-01'), firstHas: 'Basic' },
+  },
+  {
+    id: 'sup-short-call-search', domain: 'support', rule: 'search finds facts of a short call', schema: S,
+    calls: [[{ role: 'user', text: 'My email is meera@example.org.', at: at('01-05') }]],
+    search: { query: 'what is the email address?', firstHas: 'meera@example.org' },
+  },
+];

@@ -1,0 +1,83 @@
+import { http } from '../gateway/support/ws-tester.ts';
+import { ScriptedUser, type TestServer } from '../conversations/support.ts';
+import type { Scenario, Shown } from './types.ts';
+
+/** A check's outcome: passed, failed (why), or not part of the scenario. */
+export type Check = { ok: true } | { ok: false; why: string } | null;
+
+export interface Outcome {
+  scenario: Scenario;
+  timeline: Check;
+  context: Check;
+  search: Check;
+}
+
+/** How checks write a value: money as "<amount> <currency>", anything else as its string. */
+export function show(value: unknown): Shown {
+  if (value !== null && typeof value === 'object' && 'amount' in value && 'currency' in value) {
+    const m = value as { amount: number; currency: string };
+    return `${m.amount} ${m.currency}`;
+  }
+  return String(value);
+}
+
+const pass: Check = { ok: true };
+const fail = (why: string): Check => ({ ok: false, why });
+const sorted = (pairs: Array<[string, string]>) => pairs.map((p) => p.join(' / ')).sort();
+
+/** Play a scenario's calls through a running memgate (HTTP, as a voice pipeline would) and check the three reads. */
+export async function runScenario(srv: TestServer, s: Scenario): Promise<Outcome> {
+  const u = new ScriptedUser(srv);
+  if (typeof s.schema === 'string') await u.useSchema(s.schema);
+  else {
+    const r = await http(srv.base, 'PUT', `/v1/agents/${u.agentId}/schema`, { body: s.schema });
+    if (r.status !== 200) throw new Error(`${s.id}: schema refused: ${JSON.stringify(r.body)}`);
+  }
+  for (const call of s.calls) await u.call(call);
+  return { scenario: s, timeline: s.timeline ? await checkTimeline(u, s) : null, context: s.context ? await checkContext(u, s) : null, search: s.search ? await checkSearch(u, s) : null };
+}
+
+async function checkTimeline(u: ScriptedUser, s: Scenario): Promise<Check> {
+  const tl = await u.timeline();
+  for (const [field, want] of Object.entries(s.timeline!)) {
+    const got = tl.filter((e) => e['field'] === field).map((e) => [show(e['value']), String(e['status'])] as [string, string]);
+    const [g, w] = [sorted(got), sorted(want)];
+    if (JSON.stringify(g) !== JSON.stringify(w)) return fail(`timeline ${field}: got [${g.join('; ')}], want [${w.join('; ')}]`);
+  }
+  return pass;
+}
+
+async function checkContext(u: ScriptedUser, s: Scenario): Promise<Check> {
+  const ctx = await u.nextContext();
+  const c = s.context!;
+  const byKey = (list: Array<Record<string, unknown>>) => new Map(list.map((f) => [String(f['key']), show(f['value'])]));
+  // Profile fields sit in `profile` (field → value), the rest in `facts`: one lookup by key for both.
+  const facts = byKey(ctx['facts'] ?? []);
+  for (const [field, v] of Object.entries((ctx['profile'] ?? {}) as Record<string, unknown>)) {
+    facts.set(field, show(v !== null && typeof v === 'object' && 'value' in v ? (v as { value: unknown }).value : v));
+  }
+  const possibly = byKey(ctx['possibly'] ?? []);
+  for (const [key, want] of Object.entries(c.facts ?? {})) {
+    if (facts.get(key) !== want) return fail(`facts ${key}: got ${facts.get(key) ?? 'nothing'} (all: ${[...facts].map((e) => e.join('=')).join(', ')}), want ${want}`);
+  }
+  for (const [key, want] of Object.entries(c.possibly ?? {})) {
+    if (possibly.get(key) !== want) return fail(`possibly ${key}: got ${possibly.get(key) ?? 'nothing'}, want ${want}`);
+  }
+  const block = String(ctx['contextBlock'] ?? '');
+  for (const key of c.factsLack ?? []) if (facts.has(key)) return fail(`facts still hold ${key} = ${facts.get(key)}`);
+  for (const t of c.blockHas ?? []) if (!block.includes(t)) return fail(`context block lacks "${t}"`);
+  for (const t of c.blockLacks ?? []) if (block.toLowerCase().includes(t.toLowerCase())) return fail(`context block still says "${t}"`);
+  return pass;
+}
+
+async function checkSearch(u: ScriptedUser, s: Scenario): Promise<Check> {
+  const q = s.search!;
+  const results = await u.search(q.query, q.asOf ? { asOf: q.asOf } : {});
+  const first = results[0];
+  if (!first) return fail(`search "${q.query}": no results`);
+  const text = String(first['text']);
+  if (!text.toLowerCase().includes(q.firstHas.toLowerCase())) return fail(`search "${q.query}": first result "${text}" lacks "${q.firstHas}"`);
+  if (q.firstLacks && text.includes(q.firstLacks)) return fail(`search "${q.query}": first result "${text}" still says "${q.firstLacks}"`);
+  if (!q.asOf && first['outdated']) return fail(`search "${q.query}": first result is marked outdated`);
+  return pass;
+}

@@ -1,0 +1,25 @@
+import type { ExtractionSchema } from '../../src/core/schema.ts';
+import type { ScriptTurn } from '../conversations/support.ts';
+
+/** A value as the checks write it: strings as they are, money as "80,00,000 INR" → `8000000 INR`. */
+export type Shown = string;
+
+/**
+ * One scripted multi-call conversation that exercises one memory rule, with
+ * what must hold afterwards in each of the three places the agent reads memory.
+ */
+export interface Scenario {
+  id: string;
+  domain: 'real-estate' | 'healthcare' | 'rentals' | 'support';
+  /** The rule of the contract ("Memory semantics") this scenario checks, in a few words. */
+  rule: string;
+  /** A shipped schema (config/schemas/<name>.json) or an inline one. */
+  schema: string | ExtractionSchema;
+  calls: ScriptTurn[][];
+  /** Timeline (history=true): for each field, its values and statuses in any order. */
+  timeline?: Record<string, Array<[Shown, string]>>;
+  /** The next call's context: current facts by key, inferred ones, text the block must (not) carry. */
+  context?: { facts?: Record<string, Shown>; factsLack?: string[]; possibly?: Record<string, Shown>; blockHas?: string[]; blockLacks?: string[] };
+  /** memory_search: the first result must state `firstHas` and be current; `asOf` for history questions. */
+  search?: { query: string; asOf?: string; firstHas: string; firstLacks?: string };
+}
