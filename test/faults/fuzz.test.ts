@@ -68,11 +68,16 @@ const AGENTS = ['ag-1', 'ag-2'];
 const USERS = ['u-1', 'u-2', 'u-3'];
 
 /** One HTTP case: a route with odd auth, path ids or body. */
-function httpCase(r: Rand): { what: string; method: string; path: string; key: string | null; known: boolean; body?: Uint8Array | string } {
+function httpCase(r: Rand): { what: string; method: string; path: string; key: string | null; known: boolean; expect?: number; body?: Uint8Array | string } {
   const a = pick(r, AGENTS);
   const u = pick(r, USERS);
   const oddId = () => pick(r, ['x'.repeat(129), '%E0%A4%A', '%00', '%FF%FE', '..', encodeURIComponent('a\u0000b'), '%F0%9F%99%82'.repeat(40)]);
-  const idOr = (v: string) => (r() < 0.2 ? oddId() : v);
+  let oddPath = false;
+  const idOr = (v: string) => {
+    if (r() >= 0.2) return v;
+    oddPath = true;
+    return oddId();
+  };
   const key = r() < 0.08 ? null : r() < 0.08 ? 'wrong-key' : KEY_A;
   const routes = [
     { method: 'POST', path: '/v1/sessions', body: { agentId: a, userId: u } },
@@ -97,9 +102,9 @@ function httpCase(r: Rand): { what: string; method: string; path: string; key: s
     const m = mutate(r, body);
     return { what: `${route.method} ${route.path.slice(0, 60)} ${m.what}`, method: route.method, path: route.path, key, known, body: encodeJson(m.frame) };
   }
-  if (roll < 0.7) return { what: `${route.method} ${route.path.slice(0, 60)} invalid UTF-8 body`, method: route.method, path: route.path, key, known, body: Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) };
-  if (roll < 0.72) return { what: `${route.method} oversize body`, method: route.method, path: route.path, key, known, body: encodeJson({ ...body, pad: 'x'.repeat(1_200_000) }) };
-  if (roll < 0.8) return { what: `${route.method} ${route.path.slice(0, 60)} non-object JSON`, method: route.method, path: route.path, key, known, body: pick(r, ['[]', '1', 'null', '"s"', '[' .repeat(3000)]) };
+  if (roll < 0.7) return { what: `${route.method} ${route.path.slice(0, 60)} invalid UTF-8 body`, method: route.method, path: route.path, key, known, expect: oddPath ? undefined : 400, body: Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) };
+  if (roll < 0.72) return { what: `${route.method} oversize body`, method: route.method, path: route.path, key, known, expect: oddPath ? undefined : 413, body: encodeJson({ ...body, pad: 'x'.repeat(1_200_000) }) };
+  if (roll < 0.8) return { what: `${route.method} ${route.path.slice(0, 60)} non-object JSON`, method: route.method, path: route.path, key, known, expect: oddPath ? undefined : 400, body: pick(r, ['[]', '1', 'null', '"s"', '[' .repeat(3000)]) };
   return { what: `${route.method} ${route.path.slice(0, 60)} valid`, method: route.method, path: route.path, key, known, body: encodeJson(body) };
 }
 
@@ -120,6 +125,11 @@ describe('fault: fuzz', () => {
       const code = res.body?.error?.code as string | undefined;
       if (c.key !== KEY_A && c.known && res.status !== 401) {
         failures.push(`#${i} ${c.what} with ${c.key ?? 'no key'}: expected 401, got ${res.status}`);
+        continue;
+      }
+      // A body that cannot be read is refused before the route looks past its path ids (checked first).
+      if (c.key === KEY_A && c.known && c.expect !== undefined && res.status !== c.expect) {
+        failures.push(`#${i} ${c.what}: expected ${c.expect}, got ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
         continue;
       }
       if (res.status === 200) continue;
