@@ -8,6 +8,7 @@ import { configSchema, type Config } from './schema.ts';
 const ENV_PATHS: Record<string, string> = {
   MEMGATE_HOST: 'server.host',
   MEMGATE_PORT: 'server.port',
+  MEMGATE_HEALTH_PORT: 'server.healthPort',
   MEMGATE_LOG_LEVEL: 'log.level',
   MEMGATE_SQLITE_PATH: 'sqlite.path',
   MEMGATE_SCHEMAS_DIR: 'schemasDir',

@@ -57,6 +57,8 @@ export const configSchema = z.strictObject({
     .strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.int().min(0).max(65535).default(7700),
+      /** Optional second port answering health checks in any HTTP version (uWS answers only HTTP/1.1); 0 picks a free one. */
+      healthPort: z.int().min(0).max(65535).optional(),
       /** Largest turn text accepted (bytes of UTF-8). */
       maxTurnBytes: z.int().positive().default(32 * 1024),
       /** Largest WebSocket frame or HTTP body answered; larger frames may close with 1009. */

@@ -116,9 +116,25 @@ export interface HotDocument {
   recent: Turn[];
   summaries: SessionSummary[];
   counters: { extractions: number; turnsArchived: number; acusIndexed: number; acusSuppressed: number };
+  /** Stored turns extraction could not process, newest last (bounded); absent when there never were any. */
+  quarantined?: QuarantinedTurn[];
   /** Optimistic-concurrency version: every commit must name the version it read. */
   version: number;
   updatedAt: string;
+}
+
+/**
+ * A buffered turn taken out of extraction because it cannot be processed (it
+ * would fail every run of its user). Its fields are kept as far as they are
+ * plain values, so an operator can see what came in and why it was set aside.
+ */
+export interface QuarantinedTurn {
+  turnId: string;
+  reason: string;
+  /** System time it was quarantined (ISO). */
+  quarantinedAt: string;
+  /** The stored turn, each field a JSON-safe copy (non-finite numbers become null, text cut at 2,000 characters). */
+  turn: Record<string, string | number | boolean | null>;
 }
 
 /** Atomic Context Unit: a self-contained fact in the vector index (tier 2). */

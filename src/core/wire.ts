@@ -40,6 +40,7 @@ export type MemgateEventType =
   | 'fact.superseded'
   | 'fact.retracted'
   | 'acus.indexed'
+  | 'turn.quarantined'
   | 'session.started'
   | 'session.ended';
 

@@ -2,6 +2,7 @@ import { Packr, Unpackr, type Options } from 'msgpackr';
 import { MemgateError } from '../core/errors.ts';
 import type { EncodedContext } from '../core/types.ts';
 import { contextFields, spliceContextJson } from '../memory/encoded-context.ts';
+import { msgpackStringsAreUtf8 } from './msgpack-strings.ts';
 
 /**
  * Frame codec: JSON text frames and MessagePack binary frames carry the same
@@ -95,13 +96,19 @@ export function encodeContextReply(id: string | number | null | undefined, sessi
 
 /**
  * True when a MessagePack-decoded string was valid UTF-8 on the wire. msgpackr
- * replaces invalid bytes with U+FFFD, so only strings holding U+FFFD need the
- * (rare) check that their UTF-8 encoding appears verbatim in the frame.
+ * replaces invalid bytes with U+FFFD, so only a frame with a string holding
+ * U+FFFD needs the (rare) walk over its raw str payloads, once per frame.
  */
 export function cameAsValidUtf8(decoded: string, frame: ArrayBuffer): boolean {
   if (decoded.indexOf('\uFFFD') === -1) return true;
-  return Buffer.from(frame).indexOf(Buffer.from(decoded, 'utf8')) !== -1;
+  let valid = walked.get(frame);
+  if (valid === undefined) {
+    valid = msgpackStringsAreUtf8(new Uint8Array(frame));
+    walked.set(frame, valid);
+  }
+  return valid;
 }
+const walked = new WeakMap<ArrayBuffer, boolean>();
 
 /** True when a string has no lone surrogates (JSON `\uD800` escapes cannot be stored as UTF-8). */
 export function isWellFormed(s: string): boolean {

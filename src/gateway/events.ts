@@ -68,6 +68,7 @@ export class EventRelay {
   private relay(event: MemgateEvent): void {
     if (event.type === 'extraction.finished' && typeof event.data['durationMs'] === 'number') this.metrics.extraction.observe(event.data['durationMs']);
     if (event.type === 'extraction.failed') this.metrics.extractionFailures.inc();
+    if (event.type === 'turn.quarantined') this.metrics.quarantined.inc();
     if (!this.subscribersByTenant.has(event.tenantId)) return;
     const clientTopics = ['events', `agent/${event.agentId}`, `user/${event.agentId}/${event.userId}`];
     let sent = false;

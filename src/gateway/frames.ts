@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MemgateError, badRequest } from '../core/errors.ts';
 import type { Role, TurnInput } from '../core/types.ts';
+import { inTsWindow, TS_RANGE } from '../core/turn-check.ts';
 
 /**
  * Request validation shared by the WebSocket ops and the HTTP routes. Append
@@ -35,20 +36,6 @@ function exceedsBytes(text: string, maxBytes: number): boolean {
   if (text.length > maxBytes) return true; // every UTF-16 unit is at least one UTF-8 byte
   if (text.length * 3 <= maxBytes) return false; // and at most three
   return Buffer.byteLength(text, 'utf8') > maxBytes;
-}
-
-/**
- * The world times a turn's `ts` (and a search's `asOf`) may carry: 1970-01-01
- * up to, not including, 2100-01-01 UTC. Anything outside is a client bug, and
- * a value past the largest Date (8.64e15 ms) would make every later extraction
- * of that user fail on date arithmetic.
- */
-export const MIN_TS_MS = 0;
-export const MAX_TS_MS = Date.UTC(2100, 0, 1);
-const TS_RANGE = 'between 1970-01-01 and 2100-01-01 UTC';
-
-function inTsWindow(ms: number): boolean {
-  return Number.isFinite(ms) && ms >= MIN_TS_MS && ms < MAX_TS_MS;
 }
 
 /** `ts`: epoch milliseconds or an ISO-8601 string (a MessagePack timestamp decodes to a Date). */

@@ -165,6 +165,11 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
     jsonRoute(ctx, { params: 2, body: false }, async ({ tenantId, params }) => ({ turns: await service.bufferedTurns(userScope(tenantId, params)) })),
   );
 
+  app.get(
+    '/v1/agents/:agentId/users/:userId/quarantine',
+    jsonRoute(ctx, { params: 2, body: false }, async ({ tenantId, params }) => ({ quarantined: await service.quarantined(userScope(tenantId, params)) })),
+  );
+
   app.put(
     '/v1/agents/:agentId/schema',
     jsonRoute(ctx, { params: 1, body: true }, async ({ tenantId, params, body }) => {

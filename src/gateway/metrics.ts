@@ -98,6 +98,7 @@ export class GatewayMetrics {
   readonly errors = new Counter('memgate_errors_total', 'Error replies by code.', 'code');
   readonly events = new Counter('memgate_events_total', 'Live events relayed to subscribers, by type.', 'type');
   readonly extractionFailures = new Counter('memgate_extraction_failures_total', 'extraction.failed events.');
+  readonly quarantined = new Counter('memgate_turns_quarantined_total', 'Stored turns extraction set aside as unprocessable (turn.quarantined events).');
   readonly backpressure = new Counter('memgate_ws_backpressure_total', 'Sends that found a connection over its backpressure limit.');
   readonly http = new Counter('memgate_http_requests_total', 'HTTP requests by status.', 'status');
   /** Open WebSocket connections. */
@@ -115,6 +116,7 @@ export class GatewayMetrics {
       this.errors.render(),
       this.events.render(),
       this.extractionFailures.render(),
+      this.quarantined.render(),
       this.backpressure.render(),
       this.http.render(),
       gauge('memgate_ws_connections', 'Open WebSocket connections.', this.connections),

@@ -4,6 +4,7 @@ import { createAuthenticator } from './auth.ts';
 import type { GatewayContext, GatewayRuntime } from './context.ts';
 import { EventOutbox, EventRelay } from './events.ts';
 import { registerHttpRoutes } from './http-routes.ts';
+import { startHealthListener, type HealthListener } from './health-listener.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { InFlight } from './shutdown.ts';
 import type { Socket } from './ws-connection.ts';
@@ -35,6 +36,8 @@ export interface Gateway {
   readonly host: string;
   /** The bound port (the real one when configured as 0). */
   readonly port: number;
+  /** The health-check port (`server.healthPort`), null when not configured. */
+  readonly healthPort: number | null;
   readonly metrics: GatewayMetrics;
   close(options?: { drainTimeoutMs?: number }): Promise<void>;
 }
@@ -77,6 +80,17 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
   const { host } = config.server;
   const listenSocket = await listenExclusive(app, host, config.server.port);
   const port = uWS.us_socket_local_port(listenSocket);
+  let health: HealthListener | null = null;
+  if (config.server.healthPort !== undefined) {
+    try {
+      health = await startHealthListener(host, config.server.healthPort, () => ctx.draining);
+    } catch (err) {
+      uWS.us_listen_socket_close(listenSocket);
+      ctx.relay.stop();
+      throw err;
+    }
+    logger.info('health checks listening', { host, port: health.port });
+  }
   if (auth.open) logger.warn('open dev mode: no API keys configured, every request is tenant "default"');
   logger.info('listening', { host, port, auth: auth.open ? 'open' : 'keys', tenants: new Set(config.auth.keys.map((k) => k.tenantId)).size });
 
@@ -92,11 +106,14 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
     (app as unknown as { close?: () => void }).close?.();
     ctx.relay.stop();
     ctx.outbox.flush();
+    // Last: a load balancer saw 503 draining on it while requests finished.
+    await health?.close();
     logger.info('gateway closed');
   };
   return {
     host,
     port,
+    healthPort: health?.port ?? null,
     metrics,
     close: (options = {}) => (closing ??= close(options.drainTimeoutMs ?? 10_000)),
   };

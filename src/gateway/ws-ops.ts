@@ -53,11 +53,18 @@ function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnIn
       ctx.inflight.leave();
       cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
     },
-  );
+  ).catch((err: unknown) => ctx.logger.error('ws append reply failed', { err }));
 }
 
 function ack(ctx: GatewayContext, ws: Socket, c: Connection, r: AckReply, id: RequestId, isBinary: boolean, t0: number, scope: Scope, sessionId: string): void {
-  send(ctx, ws, c, encodeAck(id, r.turnId, r.seq, r.duplicate, isBinary), isBinary);
+  let frame: string | Uint8Array;
+  try {
+    frame = encodeAck(id, r.turnId, r.seq, r.duplicate, isBinary);
+  } catch (err) {
+    // A reply that cannot be written is this request's fault to report, not the connection's.
+    return sendError(ctx, ws, c, isBinary, id, err);
+  }
+  send(ctx, ws, c, frame, isBinary);
   ctx.metrics.append.observe(performance.now() - t0);
   if (r.duplicate) return;
   c.seq = r.seq;

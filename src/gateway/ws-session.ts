@@ -3,7 +3,7 @@ import { MemgateError, badRequest } from '../core/errors.ts';
 import { bearerToken } from './auth.ts';
 import { assertValidStrings, decodeFrame, encodeFrame, type Frame } from './codec.ts';
 import type { GatewayContext } from './context.ts';
-import { readId } from './frames.ts';
+import { readId, type RequestId } from './frames.ts';
 import { newConnection, send, sendError, type Connection, type Socket } from './ws-connection.ts';
 import { handleAppend, handleEnd, handleSearch, handleStart, handleSubscribe, handleUnsubscribe } from './ws-ops.ts';
 
@@ -115,6 +115,15 @@ function onMessage(ctx: GatewayContext, ws: Socket, message: ArrayBuffer, isBina
     ctx.metrics.backpressure.inc();
     return sendError(ctx, ws, c, isBinary, id, new MemgateError('rate_limited', 'too many unread replies; read them before sending more'));
   }
+  try {
+    dispatch(ctx, ws, c, frame, op, id, isBinary);
+  } catch (err) {
+    // The op's own handling missed this: answer it `internal` (logged once by sendError), keep the connection.
+    sendError(ctx, ws, c, isBinary, id, err);
+  }
+}
+
+function dispatch(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, op: unknown, id: RequestId, isBinary: boolean): void {
   switch (op) {
     case 'append':
       return handleAppend(ctx, ws, c, frame, id, isBinary);

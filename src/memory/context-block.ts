@@ -1,5 +1,6 @@
 import { iso } from '../core/clock.ts';
 import { estimateTokens } from '../core/tokens.ts';
+import { turnDefect } from '../core/turn-check.ts';
 import type { ContextFact, FactValue, HotDocument, OutdatedMark, SessionContext, SessionSummary, TemporalEntity, Turn } from '../core/types.ts';
 import { annotate, factState, keyLabel, outdatedMarks, type FactState } from './fact-state.ts';
 import { memorySearchTool } from './search-tool.ts';
@@ -46,7 +47,9 @@ export function buildSessionContext(doc: HotDocument | null, opts: BuildContextO
   const expiries = active.flatMap((e) => (e.expiresAt === null ? [] : [Date.parse(e.expiresAt)]));
   const profile: Record<string, FactValue> = {};
   for (const [k, entry] of Object.entries(doc?.profile ?? {})) profile[k] = entry.value;
-  const recent = recentTurns(doc?.recent ?? [], opts.bufferedTurns ?? [], opts.contextWindowTurns, state);
+  // A buffered turn awaiting quarantine (see pipeline/quarantine.ts) must not fail the call's start.
+  const buffered = (opts.bufferedTurns ?? []).filter((t) => turnDefect(t) === null);
+  const recent = recentTurns(doc?.recent ?? [], buffered, opts.contextWindowTurns, state);
   // Summaries are written once; a fact they state that changed since is annotated at every build.
   const summaryMarks = new Map((doc?.summaries ?? []).map((s) => [s.sessionId, outdatedMarks(state, s.text, [])]));
   const summaries = (doc?.summaries ?? []).map((s) => ({ ...s, text: annotate(state, s.text, summaryMarks.get(s.sessionId) ?? []) }));

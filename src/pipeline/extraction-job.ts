@@ -13,6 +13,7 @@ import { buildSessionContext } from '../memory/context-block.ts';
 import { packContext } from '../memory/encoded-context.ts';
 import type { ExtractionReport } from './extraction-report.ts';
 import { compressWindow } from './compress-stage.ts';
+import { quarantineTurns, splitDefective } from './quarantine.ts';
 import { resolveFacts } from './resolve-facts.ts';
 import { mergeSummaries } from './summaries.ts';
 
@@ -65,12 +66,21 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
   const { ports, memory, clock } = deps;
   const started = clock.now();
   const [listed, stored] = await Promise.all([ports.buffer.list(scope), ports.documents.getHot(scope)]);
-  const doc = stored ?? emptyHotDocument(scope, started);
+  let doc = stored ?? emptyHotDocument(scope, started);
   const leftover = committedWindowLeftovers(listed, doc.recent);
   // The last committed run died before removing its window: finish that removal, never commit it twice.
   if (leftover.length > 0) await ports.buffer.remove(scope, leftover);
   const gone = new Set(leftover);
-  const turns = gone.size > 0 ? listed.filter((t) => !gone.has(t.turnId)) : listed;
+  const unread = gone.size > 0 ? listed.filter((t) => !gone.has(t.turnId)) : listed;
+  // A stored turn extraction cannot process would fail this user's every run: set it aside, go on with the rest.
+  const { good: turns, defective } = splitDefective(unread);
+  if (defective.length > 0) {
+    doc = await quarantineTurns(deps, scope, doc, defective, stillHeld);
+    if (turns.length === 0) {
+      await ports.cache.set(scope, packContext(buildSessionContext(doc, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: await ports.buffer.list(scope) })));
+      return { ...skipped('empty'), turnsQuarantined: defective.length, version: doc.version };
+    }
+  }
   if (turns.length === 0) return skipped('empty');
   const schema = await deps.schemaFor(scope.tenantId, scope.agentId);
   const { kept, window } = smartKeep(turns, { minKeptTurns: memory.minKeptTurns, maxKeptTurns: memory.maxKeptTurns, weights: memory.smartKeep });
@@ -105,6 +115,7 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
       acusIndexed: doc.counters.acusIndexed + compressed.acus.length,
       acusSuppressed: doc.counters.acusSuppressed + compressed.suppressed,
     },
+    ...(doc.quarantined ? { quarantined: doc.quarantined } : {}),
     version: doc.version + 1,
     updatedAt: iso(clock.now()),
   };
@@ -127,6 +138,7 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
     turnsRead: turns.length,
     turnsKept: kept.length,
     turnsArchived: window.length,
+    turnsQuarantined: defective.length,
     factsExtracted: facts.length,
     entitiesInserted: merged.inserted.length,
     entitiesSuperseded: merged.superseded.length,
@@ -179,5 +191,5 @@ function scopeFields(scope: Scope): { tenantId: string; agentId: string; userId:
 }
 
 function skipped(reason: string): ExtractionReport {
-  return { ran: false, skipped: reason, turnsRead: 0, turnsKept: 0, turnsArchived: 0, factsExtracted: 0, entitiesInserted: 0, entitiesSuperseded: 0, entitiesRetracted: 0, profileUpdated: 0, acusIndexed: 0, acusSuppressed: 0, version: 0, durationMs: 0 };
+  return { ran: false, skipped: reason, turnsRead: 0, turnsKept: 0, turnsArchived: 0, turnsQuarantined: 0, factsExtracted: 0, entitiesInserted: 0, entitiesSuperseded: 0, entitiesRetracted: 0, profileUpdated: 0, acusIndexed: 0, acusSuppressed: 0, version: 0, durationMs: 0 };
 }

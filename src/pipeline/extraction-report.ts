@@ -7,6 +7,8 @@ export interface ExtractionReport {
   turnsRead: number;
   turnsKept: number;
   turnsArchived: number;
+  /** Stored turns set aside because extraction cannot process them (see `quarantined`). */
+  turnsQuarantined: number;
   factsExtracted: number;
   entitiesInserted: number;
   entitiesSuperseded: number;

@@ -1,5 +1,5 @@
 import type { ExtractionSchema } from '../core/schema.ts';
-import type { EncodedContext, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
+import type { EncodedContext, QuarantinedTurn, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
 import type { MaybePromise, SessionRecord } from '../ports/turn-buffer.ts';
 import type { ExtractionReport } from '../pipeline/extraction-report.ts';
 import type { AckReply, ContextReply, SearchReply } from '../core/wire.ts';
@@ -55,4 +55,6 @@ export interface MemoryApi {
   forget(scope: Scope): Promise<void>;
   /** Buffered (not yet compressed) turns, for tests and audits. */
   bufferedTurns(scope: Scope): Promise<Turn[]>;
+  /** Stored turns extraction set aside, with why (oldest first). */
+  quarantined(scope: Scope): Promise<QuarantinedTurn[]>;
 }

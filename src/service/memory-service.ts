@@ -4,7 +4,8 @@ import { MemgateError, badRequest } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { estimateTokens } from '../core/tokens.ts';
-import type { EncodedContext, Scope, Turn, TurnInput } from '../core/types.ts';
+import { turnDefect } from '../core/turn-check.ts';
+import type { EncodedContext, QuarantinedTurn, Scope, Turn, TurnInput } from '../core/types.ts';
 import type { Config } from '../config/schema.ts';
 import type { ExtractionSchema } from '../core/schema.ts';
 import type { Ports } from '../ports/index.ts';
@@ -115,7 +116,7 @@ export class MemoryService implements MemoryApi {
     if (query.trim().length === 0) throw badRequest('query must not be empty');
     const m = this.config.memory;
     const p = this.ports;
-    const memory = { hot: (s: Scope) => p.documents.getHot(s), buffered: (s: Scope) => p.buffer.list(s), schema: (s: Scope) => this.schemas.get(s.tenantId, s.agentId) };
+    const memory = { hot: (s: Scope) => p.documents.getHot(s), buffered: async (s: Scope) => (await p.buffer.list(s)).filter((t) => turnDefect(t) === null), schema: (s: Scope) => this.schemas.get(s.tenantId, s.agentId) };
     const deps = { acus: p.acus, cold: p.cold, embedder: p.embedder, now: () => performance.now(), memory, clock: () => this.clock.now() };
     const { results, partial } = await searchCascade(deps, scope, query, {
       k: options.k ?? m.searchK,
@@ -156,6 +157,10 @@ export class MemoryService implements MemoryApi {
 
   bufferedTurns(scope: Scope): Promise<Turn[]> {
     return this.ports.buffer.list(scope);
+  }
+
+  async quarantined(scope: Scope): Promise<QuarantinedTurn[]> {
+    return (await this.ports.documents.getHot(scope))?.quarantined ?? [];
   }
 }
 

@@ -51,6 +51,13 @@ describe('mongo hot document records', () => {
     expect(fromHotRecord(toHotRecord(doc))).toStrictEqual(doc);
   });
 
+  it('round-trips the quarantine list, and leaves it out when there is none', () => {
+    const doc = makeHotDoc(randomScope(), 3);
+    expect(toHotRecord(doc)).not.toHaveProperty('quarantined');
+    doc.quarantined = [{ turnId: 'p-1', reason: 'ts 1e+20 is out of range', quarantinedAt: '2026-02-09T10:00:00.000Z', turn: { turnId: 'p-1', ts: 1e20, tokens: null, text: 'x' } }];
+    expect(fromHotRecord(toHotRecord(doc))).toStrictEqual(doc);
+  });
+
   it('round-trips the statement time and the retracted status of timeline records', () => {
     const doc = makeHotDoc(randomScope(), 3);
     doc.entities[0] = { ...doc.entities[0]!, status: 'retracted', statedAt: '2026-02-09T10:00:00.000Z' };

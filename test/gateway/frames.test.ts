@@ -90,6 +90,11 @@ describe('frames', () => {
     expect(codeOf(() => decodeChecked(frameWithTurnId([0xff, 0x41]), true))).toBe('bad_request');
     expect(codeOf(() => decodeChecked(frameWithTurnId([0xfe, 0x41]), true))).toBe('bad_request');
     expect(codeOf(() => decodeChecked(frameWithTurnId(enc('t-1')), true))).toBe('no error');
+    // A genuine "\uFFFDA" elsewhere in the frame must not vouch for the invalid bytes (a search for
+    // the decoded text in the raw frame would have found it and let the turnId through).
+    const textAndTurnId = (text: number[], id: number[]) => ab(new Uint8Array([0x83, ...str(enc('role')), ...str(enc('user')), ...str(enc('text')), ...str(text), ...str(enc('turnId')), ...str(id)]));
+    expect(codeOf(() => decodeChecked(textAndTurnId(enc('\uFFFDA'), [0xff, 0x41]), true))).toBe('bad_request');
+    expect(codeOf(() => decodeChecked(textAndTurnId(enc('\uFFFDA'), enc('\uFFFDA')), true))).toBe('no error');
     // Invalid bytes in text, speaker, a nested topic or a key are refused too.
     const packr = new Packr({ useRecords: false });
     expect(codeOf(() => decodeChecked(ab(new Uint8Array([0x81, ...str(enc('text')), ...str([0xc3, 0x28])])), true))).toBe('bad_request');

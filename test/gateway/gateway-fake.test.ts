@@ -83,6 +83,25 @@ describe('gateway over a scripted service', () => {
     expect(await http(base, 'GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await http(base, 'GET', '/nope')).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
   });
+
+  it('a fault while answering an op (sync or async buffer, either encoding) is answered internal and the connection and process live on', async () => {
+    for (const asyncAppend of [false, true]) {
+      const svc = new FakeMemoryApi();
+      svc.asyncAppend = asyncAppend;
+      const ws = await WsTester.open(await boot(svc));
+      sockets.push(ws);
+      await ws.request({ op: 'start', agentId: 'a', userId: 'u', sessionId: 's1' });
+      svc.unencodableAck = true;
+      for (const binary of [false, true]) {
+        expect(await ws.request({ op: 'append', role: 'user', text: 'hi' }, binary), `async ${asyncAppend}`).toMatchObject({ op: 'error', code: 'internal' });
+      }
+      svc.unencodableAck = false;
+      expect(await ws.request({ op: 'append', role: 'user', text: 'hi', turnId: 'after' })).toMatchObject({ op: 'ack', turnId: 'after' });
+      ws.ws.terminate();
+      await gw?.close({ drainTimeoutMs: 1000 });
+      gw = null;
+    }
+  });
 });
 
 describe('backpressure', () => {

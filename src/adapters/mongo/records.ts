@@ -10,7 +10,7 @@ import type { Filter, UpdateFilter } from 'mongodb';
 import { stableHash } from '../../core/ids.ts';
 import { withSeq } from '../../core/turn-fields.ts';
 import type { ExtractionSchema } from '../../core/schema.ts';
-import type { HotDocument, ProfileEntry, Scope, SessionSummary, TemporalEntity, Turn } from '../../core/types.ts';
+import type { HotDocument, ProfileEntry, QuarantinedTurn, Scope, SessionSummary, TemporalEntity, Turn } from '../../core/types.ts';
 
 /** Collection names inside the configured database. */
 export const COLLECTIONS = { hot: 'hot', schemas: 'schemas', cold: 'cold_turns' } as const;
@@ -37,6 +37,7 @@ export interface HotRecord extends ScopeFields {
   recent: Turn[];
   summaries: SessionSummary[];
   counters: HotDocument['counters'];
+  quarantined?: QuarantinedTurn[];
 }
 
 /** A `schemas` collection document: one per tenant+agent. */
@@ -101,6 +102,7 @@ export function toHotRecord(doc: HotDocument): HotRecord {
     recent: doc.recent.map(turnRecord),
     summaries: doc.summaries.map((s) => ({ sessionId: s.sessionId, text: s.text, from: s.from, to: s.to })),
     counters: { ...doc.counters },
+    ...(doc.quarantined ? { quarantined: doc.quarantined } : {}),
   };
 }
 
@@ -115,6 +117,7 @@ export function fromHotRecord(rec: HotRecord): HotDocument {
     recent: rec.recent.map(turnRecord),
     summaries: rec.summaries,
     counters: rec.counters,
+    ...(rec.quarantined ? { quarantined: rec.quarantined } : {}),
     version: rec.version,
     updatedAt: rec.updatedAt,
   };

@@ -1,6 +1,6 @@
 import { MemgateError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
-import type { Scope, Turn, TurnInput } from '../../../src/core/types.ts';
+import type { QuarantinedTurn, Scope, Turn, TurnInput } from '../../../src/core/types.ts';
 import type { SessionRecord } from '../../../src/ports/turn-buffer.ts';
 import { defaultConfig, type Config } from '../../../src/config/schema.ts';
 import { InProcessEventBus } from '../../../src/adapters/inprocess/event-bus.ts';
@@ -21,6 +21,8 @@ export class FakeMemoryApi implements MemoryApi {
   delayMs = 0;
   /** Throw a plain Error (not a MemgateError) from search. */
   failSearch = false;
+  /** Answer appends with a turnId no encoder can write (its getter throws): a fault past the service call, in the reply. */
+  unencodableAck = false;
 
   private key(s: Scope): string {
     return `${s.tenantId}/${s.agentId}/${s.userId}`;
@@ -54,6 +56,7 @@ export class FakeMemoryApi implements MemoryApi {
       list.push({ turnId, seq, sessionId, role: input.role, text: input.text, ts: input.ts ?? Date.now(), receivedAt: Date.now(), tokens: 1 });
       reply = { turnId, seq, duplicate: false };
     }
+    if (this.unencodableAck) reply = { ...reply, turnId: Object.defineProperty({}, 'x', { enumerable: true, get: () => { throw new Error('unencodable'); } }) as unknown as string };
     return this.asyncAppend ? this.later(() => reply) : reply;
   }
 
@@ -90,6 +93,10 @@ export class FakeMemoryApi implements MemoryApi {
 
   async bufferedTurns(scope: Scope): Promise<Turn[]> {
     return this.turns.get(this.key(scope)) ?? [];
+  }
+
+  async quarantined(_scope: Scope): Promise<QuarantinedTurn[]> {
+    return [];
   }
 }
 
