@@ -64,7 +64,7 @@ async function main(argv: string[]): Promise<void> {
       if (!file) throw new UsageError('replay needs a transcript FILE');
       // A replay is a demonstration: in memory unless --data names a file.
       const config = loadConfig(cli.flags['--data'] ? argv : [...argv, '--data', ':memory:']);
-      const { replay } = await import('../cli/replay.ts');
+      const { replay } = await import('./replay.ts');
       await replay(file, config);
       return;
     }

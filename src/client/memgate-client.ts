@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { MemgateError, type ErrorCode } from '../core/errors.ts';
 import { clientCodec, type ClientCodec } from './codec.ts';
-import type { AckReply, AppendParams, ClientState, ConnectOptions, ContextReply, EventHandler, MemgateEvent, SearchParams, SearchReply, StartParams } from './types.ts';
+import type { AckReply, AppendParams, ConnectOptions, ContextReply, EventHandler, MemgateEvent, SearchParams, SearchReply, StartParams } from './types.ts';
 
 interface Pending {
   frame: Record<string, unknown>;

@@ -1,6 +1,5 @@
 import type { Role } from '../core/types.ts';
-import type { MemgateEvent } from '../ports/event-bus.ts';
-import type { AckReply, ContextReply, SearchReply } from '../service/api.ts';
+import type { AckReply, ContextReply, MemgateEvent, SearchReply } from '../core/wire.ts';
 
 export type { AckReply, ContextReply, SearchReply, MemgateEvent };
 

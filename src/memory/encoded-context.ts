@@ -1,3 +1,4 @@
+import { Packr } from 'msgpackr';
 import { Buffer } from 'node:buffer';
 import type { EncodedContext, SessionContext } from '../core/types.ts';
 
@@ -21,8 +22,30 @@ export function decodeContext(enc: EncodedContext): SessionContext {
 }
 
 /** What a cache adapter stores (as MessagePack): a format tag, so an entry of another layout reads as a miss. */
+// Standard MessagePack (no records): any client of the cache's store could read it.
+const cachePackr = new Packr({ useRecords: false });
+
 export interface StoredContext extends EncodedContext {
   v: 2;
+}
+
+/** The cache's bytes for a built context: what every ContextCache adapter stores. */
+export function packContext(ctx: SessionContext): Uint8Array {
+  return packEncoded(encodeContext(ctx));
+}
+
+/** The cache's bytes for a context already encoded (session start encodes once, for the reply and the cache). */
+export function packEncoded(enc: EncodedContext): Uint8Array {
+  return cachePackr.pack(toStored(enc));
+}
+
+/** A cache entry's bytes back to the encoded context, or null when they are of another layout (a miss rebuilds it). */
+export function unpackContext(bytes: Uint8Array): EncodedContext | null {
+  try {
+    return fromStored(cachePackr.unpack(bytes));
+  } catch {
+    return null;
+  }
 }
 
 export function toStored(enc: EncodedContext): StoredContext {

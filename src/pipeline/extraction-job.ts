@@ -10,7 +10,8 @@ import type { Ports } from '../ports/index.ts';
 import { applyFacts, type ResolvedFact } from '../memory/supersession.ts';
 import { smartKeep } from '../memory/smart-keep.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
-import type { ExtractionReport } from '../service/api.ts';
+import { packContext } from '../memory/encoded-context.ts';
+import type { ExtractionReport } from './extraction-report.ts';
 import { compressWindow } from './compress-stage.ts';
 import { quarantineTurns, splitDefective } from './quarantine.ts';
 import { resolveFacts } from './resolve-facts.ts';
@@ -76,7 +77,7 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
   if (defective.length > 0) {
     doc = await quarantineTurns(deps, scope, doc, defective, stillHeld);
     if (turns.length === 0) {
-      await ports.cache.set(scope, buildSessionContext(doc, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: await ports.buffer.list(scope) }));
+      await ports.cache.set(scope, packContext(buildSessionContext(doc, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: await ports.buffer.list(scope) })));
       return { ...skipped('empty'), turnsQuarantined: defective.length, version: doc.version };
     }
   }
@@ -125,7 +126,7 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
 
   if (window.length > 0) await ports.buffer.remove(scope, window.map((t) => t.turnId));
   const remaining = await ports.buffer.list(scope);
-  await ports.cache.set(scope, buildSessionContext(next, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: remaining }));
+  await ports.cache.set(scope, packContext(buildSessionContext(next, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: remaining })));
 
   const finished = clock.now();
   for (const [type, list] of [['fact.superseded', merged.superseded], ['fact.retracted', merged.retracted]] as const) {

@@ -1,19 +1,11 @@
 import type { ExtractionSchema } from '../core/schema.ts';
-import type { ContextFact, EncodedContext, FactValue, QuarantinedTurn, Scope, SearchResult, SessionContext, SessionSummary, TemporalEntity, ToolDefinition, Turn, TurnInput } from '../core/types.ts';
+import type { EncodedContext, QuarantinedTurn, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
 import type { MaybePromise, SessionRecord } from '../ports/turn-buffer.ts';
+import type { ExtractionReport } from '../pipeline/extraction-report.ts';
+import type { AckReply, ContextReply, SearchReply } from '../core/wire.ts';
 
-/** Session start reply body (PROTOCOL.md `context`, without op/id). */
-export interface ContextReply {
-  sessionId: string;
-  profile: Record<string, FactValue>;
-  facts: ContextFact[];
-  possibly: ContextFact[];
-  recent: SessionContext['recent'];
-  summaries: SessionSummary[];
-  contextBlock: string;
-  tools: ToolDefinition[];
-  tookMs: number;
-}
+export type { AckReply, ContextReply, SearchReply };
+
 
 /** A started session whose context is still serialised (see memory/encoded-context.ts). */
 export interface EncodedStart {
@@ -22,20 +14,7 @@ export interface EncodedStart {
   tookMs: number;
 }
 
-/** Turn append reply body (PROTOCOL.md `ack`). */
-export interface AckReply {
-  turnId: string;
-  seq: number;
-  duplicate: boolean;
-}
 
-/** Memory search reply body (PROTOCOL.md `results`). */
-export interface SearchReply {
-  results: SearchResult[];
-  tookMs: number;
-  /** Present and true when `deadlineMs` cut a tier. */
-  partial?: boolean;
-}
 
 export interface SearchOptions {
   k?: number;
@@ -44,26 +23,7 @@ export interface SearchOptions {
   asOf?: number;
 }
 
-/** What one extraction run did (flush reply, events, logs). */
-export interface ExtractionReport {
-  ran: boolean;
-  /** Why nothing ran, when `ran` is false (e.g. "empty", "locked"). */
-  skipped?: string;
-  turnsRead: number;
-  turnsKept: number;
-  turnsArchived: number;
-  /** Stored turns set aside because extraction cannot process them (see `quarantined`). */
-  turnsQuarantined: number;
-  factsExtracted: number;
-  entitiesInserted: number;
-  entitiesSuperseded: number;
-  entitiesRetracted: number;
-  profileUpdated: number;
-  acusIndexed: number;
-  acusSuppressed: number;
-  version: number;
-  durationMs: number;
-}
+export type { ExtractionReport };
 
 /**
  * The memory engine's whole surface: the three call-path operations plus the

@@ -5,7 +5,7 @@ import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { estimateTokens } from '../core/tokens.ts';
 import { turnDefect } from '../core/turn-check.ts';
-import type { EncodedContext, QuarantinedTurn, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
+import type { EncodedContext, QuarantinedTurn, Scope, Turn, TurnInput } from '../core/types.ts';
 import type { Config } from '../config/schema.ts';
 import type { ExtractionSchema } from '../core/schema.ts';
 import type { Ports } from '../ports/index.ts';
@@ -13,7 +13,7 @@ import type { SessionRecord } from '../ports/turn-buffer.ts';
 import type { AppendOutcome } from '../ports/turn-buffer.ts';
 import { activeEntities, isExpired } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
-import { contextFields, encodeContext } from '../memory/encoded-context.ts';
+import { contextFields, encodeContext, packEncoded, unpackContext } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
 import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, TimelineEntity } from './api.ts';
@@ -55,15 +55,16 @@ export class MemoryService implements MemoryApi {
     const t0 = performance.now();
     const id = sessionId ?? newId('s_');
     const now = this.clock.now();
-    const [, cached] = await Promise.all([this.ports.buffer.openSession({ sessionId: id, scope, startedAt: now, endedAt: null }), this.ports.cache.get(scope)]);
+    const [, bytes] = await Promise.all([this.ports.buffer.openSession({ sessionId: id, scope, startedAt: now, endedAt: null }), this.ports.cache.get(scope)]);
+    const cached = bytes === null ? null : unpackContext(bytes);
     let context: EncodedContext;
     if (cached && (cached.expiresAt === null || cached.expiresAt > now)) context = cached;
     else {
       // Miss (or an ephemeral fact expired): one document read refills the cache.
       const [doc, buffered] = await Promise.all([this.ports.documents.getHot(scope), this.ports.buffer.list(scope)]);
       const built = buildSessionContext(doc, { now, contextWindowTurns: this.config.memory.contextWindowTurns, bufferedTurns: buffered });
-      await this.ports.cache.set(scope, built);
       context = encodeContext(built);
+      await this.ports.cache.set(scope, packEncoded(context));
     }
     return { sessionId: id, context, tookMs: round(performance.now() - t0) };
   }

@@ -8,7 +8,7 @@ import { RedisUserLock } from '../../src/adapters/redis/redis-user-lock.ts';
 import { contextCacheContract } from '../contract/context-cache.contract.ts';
 import { turnBufferContract } from '../contract/turn-buffer.contract.ts';
 import { userLockContract } from '../contract/user-lock.contract.ts';
-import { decodeContext } from '../../src/memory/encoded-context.ts';
+import { decodeContext, packContext, unpackContext } from '../../src/memory/encoded-context.ts';
 import { makeSessionContext, makeTurnInput, randomScope, rid } from '../support/fixtures.ts';
 import { describeWithServer } from '../support/servers.ts';
 import { waitFor } from '../support/wait.ts';
@@ -171,7 +171,7 @@ describeWithServer('redis', 'Redis adapters', (url) => {
       const scope = randomScope();
       const cache = new RedisContextCache(redis, prefix, { ttlMs: 60_000 });
       const context = makeSessionContext();
-      await cache.set(scope, context);
+      await cache.set(scope, packContext(context));
       const key = userKeys(prefix, scope).context;
       const ttl = await redis.pttl(key);
       expect(ttl).toBeGreaterThan(0);
@@ -179,10 +179,10 @@ describeWithServer('redis', 'Redis adapters', (url) => {
       const raw = await redis.getBuffer(key);
       const marker = raw![0]!;
       expect(marker === 0xde || (marker & 0xf0) === 0x80).toBe(true); // a msgpack map, not JSON
-      expect(decodeContext((await new RedisContextCache(connect(), prefix).get(scope))!)).toEqual(context);
+      expect(decodeContext(unpackContext((await new RedisContextCache(connect(), prefix).get(scope))!)!)).toEqual(context);
       // An entry of another layout (an older release) is a miss: derived data, rebuilt by the next start.
       await redis.set(key, Buffer.from([0x81, 0xa1, 0x76, 0x01]));
-      expect(await cache.get(scope)).toBeNull();
+      expect(unpackContext((await cache.get(scope))!)).toBeNull();
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { replay } from '../../src/cli/replay.ts';
+import { replay } from '../../src/app/replay.ts';
 import { defaultConfig } from '../../src/config/schema.ts';
 
 // The README's demonstration, end to end on the embedded default (offline extractor and embedder).

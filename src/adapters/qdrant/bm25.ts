@@ -40,6 +40,8 @@ export interface Bm25Options extends Partial<Bm25Params> {
 const TOKEN = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 /** Combining accents of Latin, Greek and Cyrillic: folded away so "cafe" matches "Café". */
 const ACCENTS = /[\u0300-\u036f]/g;
+// The NUL..DEL range: a plain-ASCII test, control characters included on purpose.
+// eslint-disable-next-line no-control-regex
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 const ASCII_TOKEN = /[a-z0-9]+/g;
 const DEFAULT_CHUNK_SIZE = 250;

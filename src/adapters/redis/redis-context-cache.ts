@@ -1,7 +1,5 @@
-import { Packr } from 'msgpackr';
 import type { Redis } from 'ioredis';
-import type { EncodedContext, Scope, SessionContext } from '../../core/types.ts';
-import { encodeContext, fromStored, toStored } from '../../memory/encoded-context.ts';
+import type { Scope } from '../../core/types.ts';
 import type { ContextCache } from '../../ports/context-cache.ts';
 import { guarded } from './create-redis.ts';
 import { userKeys } from './keys.ts';
@@ -16,12 +14,9 @@ export interface RedisContextCacheOptions {
 
 const DEFAULT_TTL_MS = 7 * 24 * 3_600_000;
 
-/** Standard msgpack maps: compact, fast to decode, readable by any client. */
-const packr = new Packr({ useRecords: false });
-
 /**
- * ContextCache on Redis: one msgpack value per agent+user (reply fields
- * pre-serialised), so session start is exactly one GET and no decode. Holds
+ * ContextCache on Redis: one value per agent+user (the bytes the service
+ * encoded), so session start is exactly one GET and no decode. Holds
  * derived data only, so it tolerates eviction (`volatile-*` maxmemory policies
  * may drop it; the buffer's keys have no TTL).
  */
@@ -41,13 +36,12 @@ export class RedisContextCache implements ContextCache {
     this.closeConnection = options.closeConnection ?? false;
   }
 
-  async get(scope: Scope): Promise<EncodedContext | null> {
-    const data = await guarded('cache.get', this.redis.getBuffer(this.key(scope)));
-    return data === null ? null : fromStored(packr.unpack(data));
+  async get(scope: Scope): Promise<Uint8Array | null> {
+    return guarded('cache.get', this.redis.getBuffer(this.key(scope)));
   }
 
-  async set(scope: Scope, context: SessionContext): Promise<void> {
-    const data = packr.pack(toStored(encodeContext(context)));
+  async set(scope: Scope, bytes: Uint8Array): Promise<void> {
+    const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const key = this.key(scope);
     await guarded('cache.set', this.ttlMs > 0 ? this.redis.set(key, data, 'PX', this.ttlMs) : this.redis.set(key, data));
   }

@@ -1,11 +1,9 @@
-import type { EncodedContext, Scope, SessionContext } from '../../core/types.ts';
-import { encodeContext, fromStored, toStored } from '../../memory/encoded-context.ts';
+import type { Scope } from '../../core/types.ts';
 import type { ContextCache } from '../../ports/context-cache.ts';
-import { packPlain, unpackPlain } from './codec.ts';
 import type { Database } from './database.ts';
 import { migrate } from './migrations.ts';
 
-/** The embedded preloaded-context cache: one MessagePack blob per agent+user (reply fields pre-serialised), read by primary key. */
+/** The embedded preloaded-context cache: one blob per agent+user, read by primary key. */
 export class SqliteContextCache implements ContextCache {
   private readonly select;
   private readonly upsert;
@@ -24,13 +22,12 @@ export class SqliteContextCache implements ContextCache {
     this.remove = db.prepare('DELETE FROM cc_contexts WHERE tenant_id = ? AND agent_id = ? AND user_id = ?');
   }
 
-  async get(scope: Scope): Promise<EncodedContext | null> {
-    const row = this.select.get(scope.tenantId, scope.agentId, scope.userId);
-    return row ? fromStored(unpackPlain<unknown>(row.body)) : null;
+  async get(scope: Scope): Promise<Uint8Array | null> {
+    return this.select.get(scope.tenantId, scope.agentId, scope.userId)?.body ?? null;
   }
 
-  async set(scope: Scope, context: SessionContext): Promise<void> {
-    this.upsert.run(scope.tenantId, scope.agentId, scope.userId, packPlain(toStored(encodeContext(context))));
+  async set(scope: Scope, bytes: Uint8Array): Promise<void> {
+    this.upsert.run(scope.tenantId, scope.agentId, scope.userId, bytes);
   }
 
   async delete(scope: Scope): Promise<void> {

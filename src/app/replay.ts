@@ -3,8 +3,8 @@ import { createLogger } from '../core/logger.ts';
 import type { Scope, TemporalEntity } from '../core/types.ts';
 import type { Config } from '../config/schema.ts';
 import { formatValue } from '../text/values.ts';
-import { createRuntime } from '../app/wiring.ts';
-import { readTranscript } from './transcript.ts';
+import { createRuntime } from './wiring.ts';
+import { readTranscript } from '../cli/transcript.ts';
 
 /** Where replay output goes: stdout for the report, stderr for progress. */
 export interface ReplayIo {
