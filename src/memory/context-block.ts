@@ -47,9 +47,9 @@ export function buildSessionContext(doc: HotDocument | null, opts: BuildContextO
   const expiries = active.flatMap((e) => (e.expiresAt === null ? [] : [Date.parse(e.expiresAt)]));
   const profile: Record<string, FactValue> = {};
   for (const [k, entry] of Object.entries(doc?.profile ?? {})) profile[k] = entry.value;
-  // A buffered turn awaiting quarantine (see pipeline/quarantine.ts) must not fail the call's start.
-  const buffered = (opts.bufferedTurns ?? []).filter((t) => turnDefect(t) === null);
-  const recent = recentTurns(doc?.recent ?? [], buffered, opts.contextWindowTurns, state);
+  // A defective turn (awaiting quarantine, see pipeline/quarantine.ts, or kept by an older version) must not fail the call's start.
+  const usable = (turns: readonly Turn[]) => turns.filter((t) => turnDefect(t) === null);
+  const recent = recentTurns(usable(doc?.recent ?? []), usable(opts.bufferedTurns ?? []), opts.contextWindowTurns, state);
   // Summaries are written once; a fact they state that changed since is annotated at every build.
   const summaryMarks = new Map((doc?.summaries ?? []).map((s) => [s.sessionId, outdatedMarks(state, s.text, [])]));
   const summaries = (doc?.summaries ?? []).map((s) => ({ ...s, text: annotate(state, s.text, summaryMarks.get(s.sessionId) ?? []) }));

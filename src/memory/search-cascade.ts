@@ -1,3 +1,4 @@
+import { turnDefect } from '../core/turn-check.ts';
 import { iso } from '../core/clock.ts';
 import type { ExtractionSchema } from '../core/schema.ts';
 import type { Confidence, HotDocument, Scope, SearchResult, Turn } from '../core/types.ts';
@@ -96,7 +97,7 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   const state = mem?.doc ? factState(mem.doc.entities, clockNow) : null;
   const tierClock = asOf === undefined ? { now: clockNow } : { now: clockNow, asOf };
   const facts = mem ? factResults(mem.doc, mem.schema, query, tierClock) : [];
-  const recent = mem ? recentResults([...(mem.doc?.recent ?? []), ...mem.buffered], query, tierClock) : [];
+  const recent = mem ? recentResults([...(mem.doc?.recent ?? []).filter((t) => turnDefect(t) === null), ...mem.buffered], query, tierClock) : [];
 
   let acuResults: SearchResult[] = [];
   const vec = await within(vectorLeg, remaining());

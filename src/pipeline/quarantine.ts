@@ -70,7 +70,9 @@ export async function quarantineTurns(deps: QuarantineDeps, scope: Scope, doc: H
   const fresh = defective.filter((d) => !known.has(idOf(d.turn)));
   let next = doc;
   if (fresh.length > 0) {
-    next = { ...doc, quarantined: [...(doc.quarantined ?? []), ...fresh.map((d) => quarantineRecord(d, now))].slice(-MAX_QUARANTINED), version: doc.version + 1, updatedAt: iso(now) };
+    const gone = new Set(fresh.map((d) => idOf(d.turn)));
+    // A kept turn leaves `recent` with the buffer: the leftover check expects every kept turn still buffered.
+    next = { ...doc, recent: doc.recent.filter((t) => !gone.has(t.turnId)), quarantined: [...(doc.quarantined ?? []), ...fresh.map((d) => quarantineRecord(d, now))].slice(-MAX_QUARANTINED), version: doc.version + 1, updatedAt: iso(now) };
     if (!(await stillHeld())) throw new MemgateError('conflict', 'extraction lease expired before quarantine');
     if (!(await deps.ports.documents.commitHot(next, doc.version))) throw new MemgateError('conflict', 'hot document changed during quarantine');
   }

@@ -115,4 +115,23 @@ function quarantineCases(env: Env): void {
     await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'I live in Chennai.', ts: '2026-03-01T10:00:00Z' });
     expect(await call('POST', `/v1/agents/${agentId}/users/${userId}/flush`)).toMatchObject({ status: 200, body: { ran: true, turnsQuarantined: 0 } });
   });
+
+  it('a defective turn an older version kept in the hot document does not fail the start, and leaves with its quarantine', async () => {
+    const agentId = uniq('a');
+    const userId = uniq('u');
+    const scope = { tenantId: 'default', agentId, userId };
+    const sid = (await call('POST', '/v1/sessions', { agentId, userId })).body.sessionId as string;
+    // Kept by an earlier run that read up to it (seq 1); a later turn arrives after.
+    await plant(scope, sid, 'kept-poison', { ts: 1e20 });
+    await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'I live in Pune.', ts: '2026-01-05T10:00:00Z' });
+    const kept = (await env.runtime.ports.buffer.list(scope)).find((t) => t.turnId === 'kept-poison')!;
+    const doc = { scope, profile: {}, entities: [], recent: [kept], summaries: [], counters: { extractions: 1, turnsArchived: 0, acusIndexed: 0, acusSuppressed: 0 }, version: 1, updatedAt: new Date().toISOString() };
+    expect(await env.runtime.ports.documents.commitHot(doc, 0)).toBe(true);
+    await env.runtime.ports.cache.delete(scope);
+    expect((await call('POST', '/v1/sessions', { agentId, userId })).status).toBe(200);
+    expect((await call('POST', '/v1/search', { agentId, userId, query: 'where do I live' })).status).toBe(200);
+    expect(await call('POST', `/v1/agents/${agentId}/users/${userId}/flush`)).toMatchObject({ status: 200, body: { ran: true, turnsQuarantined: 1 } });
+    expect((await env.runtime.ports.documents.getHot(scope))!.recent.map((t) => t.turnId)).not.toContain('kept-poison');
+    expect((await call('GET', `/v1/agents/${agentId}/users/${userId}/quarantine`)).body.quarantined.map((q: { turnId: string }) => q.turnId)).toEqual(['kept-poison']);
+  });
 }
