@@ -57,9 +57,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const clock = opts.clock ?? systemClock;
   const closers: Array<() => Promise<void>> = [];
   const ports = await buildPorts(config, clock, logger, closers, opts.extractionThread === true);
-  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }));
-  const consumers: Consumer[] = [];
   const lanes: ThreadLane[] = [];
+  // Flushes follow extraction onto the thread once its lane runs (see startWorkers).
+  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope) => lanes[0]?.run(scope) ?? null);
+  const consumers: Consumer[] = [];
   const sweepers: Array<() => void> = [];
   return {
     config,
@@ -78,7 +79,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       lanes.push(lane);
       // The bus (dedup, retries, dead letters, depth) stays here; only the runs move to the thread.
       consumers.push(startExtractionWorker(service.extraction, config.worker, (scope) => lane.run(scope)));
-      service.flushVia = (scope) => lane.run(scope);
     },
     async workersReady() {
       await Promise.all(lanes.map((l) => l.ready()));

@@ -23,16 +23,21 @@ import { SchemaRegistry } from './schema-registry.ts';
 export class MemoryService implements MemoryApi {
   readonly schemas: SchemaRegistry;
   readonly extraction: ExtractionDeps;
-  /**
-   * Where `flush` runs instead of here: set by the wiring while extraction runs on
-   * another thread, whose user lock is not this process's, so that a flush never
-   * races that thread's extraction of the same user.
-   */
-  flushVia: ((scope: Scope) => Promise<ExtractionReport>) | null = null;
   private readonly threshold: number;
   private readonly maxTurnBytes: number;
 
-  constructor(private readonly ports: Ports, private readonly config: Config, private readonly clock: Clock, private readonly logger: Logger) {
+  /**
+   * `flushLane`: where `flush` runs instead of here, or null to run it here. The wiring
+   * passes the extraction thread's lane: that thread's user lock is not this process's,
+   * so a flush must go through it and never race its extraction of the same user.
+   */
+  constructor(
+    private readonly ports: Ports,
+    private readonly config: Config,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly flushLane: (scope: Scope) => Promise<ExtractionReport> | null = () => null,
+  ) {
     this.schemas = new SchemaRegistry(ports.documents, config.schemasDir, logger);
     this.threshold = config.memory.tokenThreshold;
     this.maxTurnBytes = config.server.maxTurnBytes;
@@ -135,7 +140,7 @@ export class MemoryService implements MemoryApi {
   }
 
   flush(scope: Scope): Promise<ExtractionReport> {
-    return this.flushVia ? this.flushVia(scope) : runExtractionWhenFree(this.extraction, scope, this.config.worker.lockTtlMs);
+    return this.flushLane(scope) ?? runExtractionWhenFree(this.extraction, scope, this.config.worker.lockTtlMs);
   }
 
   async timeline(scope: Scope, history: boolean): Promise<TimelineEntity[]> {

@@ -58,7 +58,6 @@ describe('embedded extraction on a worker thread', () => {
     const runtime = await embedded(200, ':memory:');
     await runtime.workersReady();
     expect(runtime.extractionThread()).toBeNull();
-    expect(runtime.service.flushVia).toBeNull();
     const scope: Scope = { tenantId: rid('t-'), agentId: 'real-estate', userId: rid('u-') };
     const { sessionId } = await runtime.service.startSession(scope);
     await appendAll(runtime, scope, sessionId, call1);
