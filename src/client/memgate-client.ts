@@ -1,15 +1,22 @@
-import { randomUUID } from 'node:crypto';
-import WebSocket from 'ws';
 import { MemgateError, type ErrorCode } from '../core/errors.ts';
 import { clientCodec, type ClientCodec } from './codec.ts';
+import type { ClientSocket, SocketFactory } from './transport.ts';
 import type { AckReply, AppendParams, ConnectOptions, ContextReply, EventHandler, MemgateEvent, SearchParams, SearchReply, StartParams } from './types.ts';
 
 interface Pending {
   frame: Record<string, unknown>;
   resolve(reply: Record<string, unknown>): void;
   reject(err: MemgateError): void;
-  timer: NodeJS.Timeout;
+  timer: ReturnType<typeof setTimeout>;
 }
+
+/** Set once by the entry point (`memgate/client`: the `ws` package; its browser build: the native WebSocket). */
+let defaultSocket: SocketFactory | null = null;
+export function setDefaultSocket(factory: SocketFactory): void {
+  defaultSocket = factory;
+}
+
+const randomUUID = (): string => globalThis.crypto.randomUUID();
 
 /** The server URL as a WebSocket URL ending in `/v1/ws`. */
 function wsUrl(url: string): string {
@@ -33,7 +40,7 @@ function compact(o: Record<string, unknown>): Record<string, unknown> {
  * server stores a retried turn once and acks it `duplicate: true`).
  */
 export class MemgateClient {
-  private ws: WebSocket | null = null;
+  private ws: ClientSocket | null = null;
   private ready = false;
   private closedByUser = false;
   private nextId = 1;
@@ -107,9 +114,9 @@ export class MemgateClient {
     this.failAll(new MemgateError('unavailable', 'client closed'));
     const ws = this.ws;
     this.ws = null;
-    if (ws && ws.readyState !== WebSocket.CLOSED) {
+    if (ws && !ws.closed) {
       await new Promise<void>((resolve) => {
-        ws.once('close', () => resolve());
+        this.onSocketClosed = resolve;
         ws.close(1000);
       });
     }
@@ -132,49 +139,58 @@ export class MemgateClient {
   }
 
   private sendFrame(frame: Record<string, unknown>): void {
-    this.ws?.send(this.codec.encode(frame), { binary: this.codec.binary });
+    this.ws?.send(this.codec.encode(frame), this.codec.binary);
   }
+
+  /** Resolves `close()` once the socket it closed is gone. */
+  private onSocketClosed: (() => void) | null = null;
 
   /** One connection attempt; resolves when open and the session (if any) is restored. */
   private open(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const headers: Record<string, string> = this.opts.token ? { authorization: `Bearer ${this.opts.token}` } : {};
-      const ws = new WebSocket(this.url, { headers, perMessageDeflate: false });
-      this.ws = ws;
+      const factory = this.opts.socket ?? defaultSocket;
+      if (!factory) return reject(new MemgateError('internal', 'no WebSocket implementation: import memgate/client'));
       let opened = false;
-      ws.on('unexpected-response', (_req, res) => {
-        const code: ErrorCode = res.statusCode === 401 ? 'unauthorized' : res.statusCode === 403 ? 'forbidden' : 'unavailable';
-        ws.terminate();
-        reject(new MemgateError(code, `WebSocket upgrade refused with HTTP ${res.statusCode}`, { retryable: code === 'unavailable' }));
+      const ws: ClientSocket = factory(this.url, this.opts.token, {
+        refused: (status) => {
+          const code: ErrorCode = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : 'unavailable';
+          reject(new MemgateError(code, `WebSocket upgrade refused with HTTP ${status}`, { retryable: code === 'unavailable' }));
+        },
+        error: (err) => {
+          if (!opened) reject(new MemgateError('unavailable', `cannot connect to ${this.url}: ${err.message}`, { cause: err }));
+        },
+        message: (data, isBinary) => this.onMessage(data, isBinary),
+        close: () => {
+          if (!opened) reject(new MemgateError('unavailable', `cannot connect to ${this.url}`));
+          if (this.ws === ws) this.onDisconnect();
+          else if (this.ws === null) {
+            this.onSocketClosed?.();
+            this.onSocketClosed = null;
+          }
+        },
+        open: () => {
+          opened = true;
+          this.restore(ws).then(
+            () => {
+              this.attempt = 0;
+              this.everOpen = true;
+              this.opts.onStateChange?.('open');
+              resolve();
+            },
+            (err: unknown) => {
+              // The close event drives the next attempt (or, before the first success, connect() rejects).
+              ws.terminate();
+              reject(err);
+            },
+          );
+        },
       });
-      ws.on('error', (err) => {
-        if (!opened) reject(new MemgateError('unavailable', `cannot connect to ${this.url}: ${err.message}`, { cause: err }));
-      });
-      ws.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
-      ws.on('close', () => {
-        if (this.ws === ws) this.onDisconnect();
-      });
-      ws.on('open', () => {
-        opened = true;
-        this.restore(ws).then(
-          () => {
-            this.attempt = 0;
-            this.everOpen = true;
-            this.opts.onStateChange?.('open');
-            resolve();
-          },
-          (err: unknown) => {
-            // The close event drives the next attempt (or, before the first success, connect() rejects).
-            ws.terminate();
-            reject(err);
-          },
-        );
-      });
+      this.ws = ws;
     });
   }
 
   /** After a (re)connect: restore the call, then resubscribe, then retry unanswered requests in order. */
-  private async restore(ws: WebSocket): Promise<void> {
+  private async restore(ws: ClientSocket): Promise<void> {
     if (this.session) await this.direct(ws, { op: 'start', ...this.session });
     if (this.handlers.size > 0) await this.direct(ws, { op: 'subscribe', topics: [...this.handlers.keys()] });
     this.ready = true;
@@ -183,7 +199,7 @@ export class MemgateClient {
   }
 
   /** A request sent on this socket before `ready` (session restore); its reply is routed like any other. */
-  private direct(ws: WebSocket, frame: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private direct(ws: ClientSocket, frame: Record<string, unknown>): Promise<Record<string, unknown>> {
     const id = String(this.nextId++);
     frame['id'] = id;
     return new Promise((resolve, reject) => {
@@ -193,11 +209,11 @@ export class MemgateClient {
       }, this.timeoutMs);
       // Not retried on its own: a new connection restores the session again.
       this.pending.set(id, { frame: { ...frame, op: '_restore' }, resolve, reject, timer });
-      ws.send(this.codec.encode(frame), { binary: this.codec.binary });
+      ws.send(this.codec.encode(frame), this.codec.binary);
     });
   }
 
-  private onMessage(data: Buffer, isBinary: boolean): void {
+  private onMessage(data: string | Uint8Array, isBinary: boolean): void {
     let msg: Record<string, unknown>;
     try {
       msg = this.codec.decode(data, isBinary) as Record<string, unknown>;

@@ -1,4 +1,5 @@
 import type { Role } from '../core/types.ts';
+import type { SocketFactory } from './transport.ts';
 import type { AckReply, ContextReply, MemgateEvent, SearchReply } from '../core/wire.ts';
 
 export type { AckReply, ContextReply, SearchReply, MemgateEvent };
@@ -26,6 +27,8 @@ export interface ConnectOptions {
   reconnect?: ReconnectOptions | false;
   /** Called on connection state changes (logs, UI). */
   onStateChange?: (state: ClientState) => void;
+  /** The WebSocket implementation (default: `ws` in Node, the native one in browsers). */
+  socket?: SocketFactory;
 }
 
 /** Connection state as reported to `onStateChange`. */
