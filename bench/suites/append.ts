@@ -18,7 +18,7 @@ export interface AppendScenario {
   mode: 'cadence' | 'saturation';
   inFlight: number;
   durationS: number;
-  /** p99 target (ms) when DESIGN.md sets one for this shape. */
+  /** p99 target (ms) when docs/design.md sets one for this shape. */
   p99TargetMs?: number;
 }
 

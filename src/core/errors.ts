@@ -1,4 +1,4 @@
-/** Stable error codes shared by the wire protocol (PROTOCOL.md) and the domain. */
+/** Stable error codes shared by the wire protocol (docs/protocol.md) and the domain. */
 export const ERROR_CODES = {
   bad_request: { http: 400, retryable: false },
   unauthorized: { http: 401, retryable: false },
@@ -26,7 +26,7 @@ export class MemgateError extends Error {
     this.retryable = options.retryable ?? ERROR_CODES[code].retryable;
   }
 
-  /** HTTP status matching the code (PROTOCOL.md: 400, 401, 403, 404, 413, 429, 503, 500). */
+  /** HTTP status matching the code (docs/protocol.md: 400, 401, 403, 404, 413, 429, 503, 500). */
   get httpStatus(): number {
     return ERROR_CODES[this.code].http;
   }

@@ -1,6 +1,6 @@
 import type { Category } from './types.ts';
 
-/** Field value types an extraction schema may declare (PROTOCOL.md). */
+/** Field value types an extraction schema may declare (docs/protocol.md). */
 export type FieldType = 'string' | 'number' | 'money' | 'date' | 'datetime' | 'boolean' | 'enum';
 
 /** One field of an agent's extraction schema. */

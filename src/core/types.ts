@@ -1,5 +1,5 @@
 /**
- * memgate's data model (DESIGN.md section 4). Plain data only: every port and
+ * memgate's data model (docs/design.md section 4). Plain data only: every port and
  * adapter speaks these shapes, so they carry no behaviour and no I/O.
  * Times: epoch milliseconds in fields named `*Ms` or `ts`/`receivedAt`, ISO-8601 strings elsewhere.
  */
@@ -54,7 +54,7 @@ export type FactSource = 'explicit' | 'confirmed' | 'inferred';
  */
 export type EntityStatus = 'active' | 'superseded' | 'retracted';
 
-/** A money amount keeps its currency (PROTOCOL.md, extraction schema types). */
+/** A money amount keeps its currency (docs/protocol.md, extraction schema types). */
 export interface Money {
   amount: number;
   currency: string;
@@ -202,7 +202,7 @@ export type Confidence = 'high' | 'medium' | 'low';
 /** `fact`: a structured fact; `recent`: a kept or buffered turn; `acu`/`hybrid`: the vector index; `cold`: archived raw turns. */
 export type ResultSource = 'fact' | 'recent' | 'acu' | 'hybrid' | 'cold';
 
-/** The structured fact behind a `fact` search result (PROTOCOL.md). */
+/** The structured fact behind a `fact` search result (docs/protocol.md). */
 export interface ResultFact {
   key: string;
   field: string;
@@ -219,7 +219,7 @@ export interface OutdatedMark {
   now: FactValue | null;
 }
 
-/** One memory_search result (PROTOCOL.md). */
+/** One memory_search result (docs/protocol.md). */
 export interface SearchResult {
   text: string;
   score: number;

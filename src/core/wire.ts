@@ -4,7 +4,7 @@
  */
 import type { ContextFact, FactValue, SearchResult, SessionContext, SessionSummary, ToolDefinition } from './types.ts';
 
-/** Session start reply body (PROTOCOL.md `context`, without op/id). */
+/** Session start reply body (docs/protocol.md `context`, without op/id). */
 export interface ContextReply {
   sessionId: string;
   profile: Record<string, FactValue>;
@@ -17,14 +17,14 @@ export interface ContextReply {
   tookMs: number;
 }
 
-/** Turn append reply body (PROTOCOL.md `ack`). */
+/** Turn append reply body (docs/protocol.md `ack`). */
 export interface AckReply {
   turnId: string;
   seq: number;
   duplicate: boolean;
 }
 
-/** Memory search reply body (PROTOCOL.md `results`). */
+/** Memory search reply body (docs/protocol.md `results`). */
 export interface SearchReply {
   results: SearchResult[];
   tookMs: number;

@@ -1,7 +1,7 @@
 import { MemgateError, type ErrorCode } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 
-/** The error codes PROTOCOL.md lets a WebSocket reply carry. */
+/** The error codes docs/protocol.md lets a WebSocket reply carry. */
 export type WireErrorCode = 'bad_request' | 'unauthorized' | 'forbidden' | 'not_started' | 'too_large' | 'rate_limited' | 'unavailable' | 'internal';
 
 /** An error as the edge reports it: a protocol code, a client-safe message and the HTTP status. */

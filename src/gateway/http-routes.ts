@@ -82,7 +82,7 @@ async function sessionScopeOf(ctx: GatewayContext, tenantId: string, sessionId: 
   return session.scope;
 }
 
-/** Register PROTOCOL.md's HTTP routes (plus `/metrics`, session end and buffered turns) on the app. */
+/** Register docs/protocol.md's HTTP routes (plus `/metrics`, session end and buffered turns) on the app. */
 export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void {
   const { service } = ctx;
 

@@ -5,7 +5,7 @@ import type { GatewayContext } from './context.ts';
 import { toEdgeError, wireCode } from './error-map.ts';
 import type { RequestId } from './frames.ts';
 
-/** Per-connection state: one connection carries one call (PROTOCOL.md). */
+/** Per-connection state: one connection carries one call (docs/protocol.md). */
 export interface Connection {
   readonly tenantId: string;
   /** Set by a successful `start`; null before it and after `end`. */

@@ -30,7 +30,7 @@ const MAX_TURN_CHARS = 160;
 type RecentTurn = SessionContext['recent'][number];
 
 /**
- * Session start payload (DESIGN.md §1, §4) from one hot document plus the buffered
+ * Session start payload (docs/design.md §1, §4) from one hot document plus the buffered
  * turns: current profile, active unexpired facts split by source (explicit/confirmed
  * vs inferred), the last `contextWindowTurns` turns, summaries, the memory_search
  * tool, and a stratified plain-text `contextBlock`. Superseded and expired facts never

@@ -2,7 +2,7 @@ import { Packr } from 'msgpackr';
 import { Buffer } from 'node:buffer';
 import type { EncodedContext, SessionContext } from '../core/types.ts';
 
-/** The session-start reply fields of a SessionContext (PROTOCOL.md order). */
+/** The session-start reply fields of a SessionContext (docs/protocol.md order). */
 export type ContextFields = Pick<SessionContext, 'profile' | 'facts' | 'possibly' | 'recent' | 'summaries' | 'contextBlock' | 'tools'>;
 
 /** Serialise once, when the pipeline (or a cache miss) builds the context. */

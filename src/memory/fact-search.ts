@@ -35,7 +35,7 @@ const HISTORY_FACTOR = 0.2;
 // callers ask about current facts in the past tense all the time.
 const PAST_CUE = /\b(before|previous(ly)?|earlier|former(ly)?|old|original(ly)?|used to|prior|at first|changed from|no longer|anymore|history)\b/i;
 
-/** When the search is asked as of a world time (PROTOCOL.md `asOf`); `now` is system time for expiry. */
+/** When the search is asked as of a world time (docs/protocol.md `asOf`); `now` is system time for expiry. */
 export interface TierClock {
   now: number;
   asOf?: number;

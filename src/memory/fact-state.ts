@@ -5,7 +5,7 @@ import { currentRecord, isExpired } from './supersession.ts';
 import { formatValue, isMoney, valuesEqual } from '../text/values.ts';
 
 /**
- * One fact-state model for every reader (PROTOCOL.md, Memory semantics): the context
+ * One fact-state model for every reader (docs/protocol.md, Memory semantics): the context
  * block, `facts`/`possibly`, and search all ask here whether a text or a turn states a
  * value that no longer holds, and what holds now. Current truth is the key's current
  * record (supersession.ts); anything superseded, retracted or expired is history.

@@ -33,7 +33,7 @@ const fieldSpec = z
     }
   });
 
-/** The zod shape of an extraction schema (PROTOCOL.md "Extraction schema"), for callers that compose it. */
+/** The zod shape of an extraction schema (docs/protocol.md "Extraction schema"), for callers that compose it. */
 export const extractionSchemaSpec = z
   .strictObject({
     fields: z.array(fieldSpec).min(1, 'must declare at least one field').max(MAX_SCHEMA_FIELDS, `at most ${MAX_SCHEMA_FIELDS} fields`),

@@ -57,7 +57,7 @@ export const COLD_SCALE = 0.9;
 const CANDIDATE_FACTOR = 3;
 
 /**
- * memory_search (DESIGN.md §1, PROTOCOL.md): every tier raced against the budget. The fact and
+ * memory_search (docs/design.md §1, docs/protocol.md): every tier raced against the budget. The fact and
  * recent tiers read the hot document and the buffer (structured facts, kept and buffered turns);
  * the ACU tier runs vector search, with `hybrid` and a BM25-capable index a keyword leg fused by
  * RRF; then, when fewer than k results or the best is below the confidence threshold, a keyword

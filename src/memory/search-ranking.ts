@@ -2,7 +2,7 @@ import type { SearchResult } from '../core/types.ts';
 import { outdatedMarks, type FactState } from './fact-state.ts';
 
 /**
- * One ranking for the tiers memory_search merges (PROTOCOL.md): every result stating a value
+ * One ranking for the tiers memory_search merges (docs/protocol.md): every result stating a value
  * that no longer holds carries `outdated` (whose `now` names the current value) and never ranks
  * above the current fact of its key; a turn already compressed into a returned ACU is not
  * repeated; the rest ranks by score. Cold results are placed below all of these by the cascade.

@@ -7,7 +7,7 @@ export const MEMORY_SEARCH_TOOL = 'memory_search';
 export const MEMORY_SEARCH_MAX_K = 20;
 
 /**
- * The `memory_search` tool in OpenAI function-calling format (DESIGN.md §1, paper §7.2).
+ * The `memory_search` tool in OpenAI function-calling format (docs/design.md §1, paper §7.2).
  * The description is the lazy-retrieval policy: the model calls it only when the
  * preloaded context is not enough, so "thanks, goodbye" costs no search.
  */

@@ -31,7 +31,7 @@ const CURRENCY = /^[₹$€£¥]|^(rs\.?|inr|usd|eur)$/i;
 const PRONOUN_I = /^I(['’](m|ve|ll|d))?$/;
 
 /**
- * Stage 0 (DESIGN.md §3): split the hot turns into kept and window. The last
+ * Stage 0 (docs/design.md §3): split the hot turns into kept and window. The last
  * `minKeptTurns` always stay (the last question–answer pair survives); up to
  * `maxKeptTurns` in all, the best-scoring other turns above SMART_KEEP_THRESHOLD
  * stay too. Both lists come back in seq order. Score = weights · (recency, question,

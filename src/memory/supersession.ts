@@ -48,7 +48,7 @@ export interface MergeResult {
 
 const HOUR_MS = 3_600_000;
 /**
- * Who may replace whom. PROTOCOL.md orders confidence inferred < explicit < confirmed; a
+ * Who may replace whom. docs/protocol.md orders confidence inferred < explicit < confirmed; a
  * new explicit statement is still the user's own word, so it may change a confirmed value
  * (a budget confirmed last month can be raised today). Only `inferred` can never displace
  * a stronger value: it waits beside it as a candidate.
@@ -67,7 +67,7 @@ interface Work {
 }
 
 /**
- * Stages 2A/2B (DESIGN.md §3, PROTOCOL.md "Memory semantics"), pure. Facts apply in
+ * Stages 2A/2B (docs/design.md §3, docs/protocol.md "Memory semantics"), pure. Facts apply in
  * the order they were said; per key there is one current record (the newest statement
  * of at least the current confidence) and possibly inferred candidates beside it.
  * - Same value again: confirms the record (evidence, stronger source, renewed TTL); a

@@ -18,7 +18,7 @@ export interface CompressDeps {
   acus: AcuIndex;
 }
 
-/** Split turns into consecutive segments of at most `size` turns (DESIGN.md §3: ≤ 5). */
+/** Split turns into consecutive segments of at most `size` turns (docs/design.md §3: ≤ 5). */
 export function segment<T>(turns: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < turns.length; i += size) out.push(turns.slice(i, i + size));

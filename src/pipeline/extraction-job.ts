@@ -39,7 +39,7 @@ export function emptyHotDocument(scope: Scope, now: number): HotDocument {
 }
 
 /**
- * One extraction job (DESIGN.md §3) under the user's lock. Stage 0 splits kept
+ * One extraction job (docs/design.md §3) under the user's lock. Stage 0 splits kept
  * turns from the window; stage 1 reads facts from every buffered turn (kept
  * ones too, so a fact said in the last turns is current at the next call) while
  * stage 3 compresses the window only; stage 2 merges. Writes are ordered so a

@@ -16,7 +16,7 @@ export interface ResolveOptions {
  * unknown fields, values that do not fit the field's type and facts without
  * evidence in the window are dropped; keys get their qualifier; `validFrom`
  * falls back to the evidence turn's time; a fact resting only on low-confidence
- * speech is downgraded to `inferred` (PROTOCOL.md, voice-native fields); `statedAt` is when
+ * speech is downgraded to `inferred` (docs/protocol.md, voice-native fields); `statedAt` is when
  * the evidence was said, and a speaker's correction mark is kept.
  */
 export function resolveFacts(facts: readonly ExtractedFact[], schema: ExtractionSchema, turns: readonly Turn[], options: ResolveOptions): ResolvedFact[] {
@@ -48,7 +48,7 @@ export function resolveFacts(facts: readonly ExtractedFact[], schema: Extraction
     if (fact.correction === true) resolved.correction = true;
     out.push(resolved);
   }
-  // Statement order: the newest statement is current truth (PROTOCOL.md, Memory semantics).
+  // Statement order: the newest statement is current truth (docs/protocol.md, Memory semantics).
   return out.sort((a, b) => (a.statedAt ?? '').localeCompare(b.statedAt ?? ''));
 }
 

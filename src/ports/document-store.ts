@@ -4,7 +4,7 @@ import type { ExtractionSchema } from '../core/schema.ts';
 /**
  * Hot documents (one per agent+user) and agent schemas. Commits are
  * compare-and-set on `version`: a worker whose lock expired and whose read is
- * stale cannot overwrite a newer commit (the fencing check of DESIGN.md §3).
+ * stale cannot overwrite a newer commit (the fencing check of docs/design.md §3).
  */
 export interface DocumentStore {
   /** The user's hot document, or null before the first commit. */

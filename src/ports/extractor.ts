@@ -26,7 +26,7 @@ export interface ExtractedFact {
   /**
    * The speaker marked this value as a correction of an earlier one ("sorry, I meant",
    * "no, it's", "actually", "correction", "not X but Y"): it retracts the key's current
-   * value instead of superseding it (PROTOCOL.md, Memory semantics).
+   * value instead of superseding it (docs/protocol.md, Memory semantics).
    */
   correction?: boolean;
 }

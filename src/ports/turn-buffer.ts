@@ -21,7 +21,7 @@ export interface SessionRecord {
 }
 
 /**
- * The hot turn buffer (DESIGN.md §2): an acked turn is durable here until its
+ * The hot turn buffer (docs/design.md §2): an acked turn is durable here until its
  * extraction commits. Deliberately not here: extraction, locking, and anything
  * that reads more than one user's turns.
  */

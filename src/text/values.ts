@@ -1,5 +1,5 @@
 /**
- * Value normalisation by schema type (PROTOCOL.md, extraction schema): whatever a model or the
+ * Value normalisation by schema type (docs/protocol.md, extraction schema): whatever a model or the
  * offline extractor found ("80 lakhs", "next Tuesday at 4", "yeah we do") becomes one canonical
  * value, so supersession can compare values and the context block can print them.
  * Dates are resolved in UTC against the instant the turn was said (see dates.ts).

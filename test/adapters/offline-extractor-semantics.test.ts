@@ -1,5 +1,5 @@
 /**
- * What the offline extractor emits for the memory-semantics rules (PROTOCOL.md, "Memory
+ * What the offline extractor emits for the memory-semantics rules (docs/protocol.md, "Memory
  * semantics"): corrections, self-corrections, relative-time changes, spoken amounts, several
  * keyed values in one turn, low-confidence speech and who said what.
  */

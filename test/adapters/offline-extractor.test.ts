@@ -38,7 +38,7 @@ const x = new OfflineExtractor();
 const extract = (schema: ExtractionSchema, t: Turn[]) => x.extract({ schema, turns: t, knownProfile: {}, now: Date.parse('2026-02-01T00:00:00Z') });
 const byField = (facts: ExtractedFact[], field: string) => facts.filter((f) => f.field === field);
 
-// Two calls ten days apart: the budget changes (DESIGN.md's running example).
+// Two calls ten days apart: the budget changes (docs/design.md's running example).
 const call1 = turns('c1', [
   { role: 'agent', speaker: 'Asha', at: '2026-01-05T10:00:00Z', text: 'Hello, this is Asha from Prestige Homes. Who am I speaking with?' },
   { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-05T10:00:06Z', text: 'Hi Asha, my name is Rajiv Kumar.' },

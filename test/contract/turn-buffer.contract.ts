@@ -4,7 +4,7 @@ import { makeTurnInput, randomScope, rid, sibling } from '../support/fixtures.ts
 import { useSubject, type ContractOptions } from '../support/subject.ts';
 
 /**
- * The TurnBuffer contract (DESIGN.md §2): durable ordered appends, idempotent
+ * The TurnBuffer contract (docs/design.md §2): durable ordered appends, idempotent
  * turnIds that outlive removal, token accounting, remove-by-id, sessions,
  * forget. Every test uses its own random tenant.
  */

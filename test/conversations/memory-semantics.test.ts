@@ -4,7 +4,7 @@ import { describeWithServer } from '../support/servers.ts';
 import { ScriptedUser, startTestServer, type TestServer } from './support.ts';
 
 /**
- * The memory-semantics contract (PROTOCOL.md) as conversations, on the embedded default and on
+ * The memory-semantics contract (docs/protocol.md) as conversations, on the embedded default and on
  * Redis + NATS (buffer, cache, lock, bus and events on the real servers): calls in over HTTP,
  * then the timeline, the next call's context and search checked out.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, uniq, type TestServer } from './support/real-server.ts';
 import { http } from './support/ws-tester.ts';
 
-/** PROTOCOL.md's HTTP routes over the real embedded runtime. */
+/** docs/protocol.md's HTTP routes over the real embedded runtime. */
 let srv: TestServer;
 beforeAll(async () => {
   srv = await startTestServer({ config: { server: { maxTurnBytes: 2048, maxPayloadBytes: 16 * 1024 } } });

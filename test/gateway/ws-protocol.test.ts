@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, uniq, type TestServer } from './support/real-server.ts';
 import { WsTester, http } from './support/ws-tester.ts';
 
-/** PROTOCOL.md's WebSocket contract over the real embedded runtime, in both encodings. */
+/** docs/protocol.md's WebSocket contract over the real embedded runtime, in both encodings. */
 let srv: TestServer;
 beforeAll(async () => {
   srv = await startTestServer({ config: { server: { maxTurnBytes: 1024, maxPayloadBytes: 64 * 1024 } } });

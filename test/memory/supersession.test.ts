@@ -205,7 +205,7 @@ describe('applyFacts: profile', () => {
   });
 });
 
-/** PROTOCOL.md "Memory semantics": the newest statement is current; validFrom only places it on the world-time line. */
+/** docs/protocol.md "Memory semantics": the newest statement is current; validFrom only places it on the world-time line. */
 describe('applyFacts: change vs correction', () => {
   const said = (f: ResolvedFact, statedAt: string, correction = false): ResolvedFact => ({ ...f, statedAt, ...(correction ? { correction } : {}) });
 

@@ -29,7 +29,7 @@ const NOT_BUT = /\bnot\s+(?!(?:only|just|sure|certain|too|very|really|yet|much|s
 const NOT_TAIL = /,?\s+(?:and\s+)?not\s+(?!(?:only|just|sure|yet|really|at all|anymore|any more)\b)((?:[^\s,.;!?]+\s+){0,3}?[^\s,.;!?]+)\s*(?=[.!?]*$)/i;
 // "I said X but it's Y": what was said before is withdrawn.
 const SAID_BUT = /\bi\s+(?:said|told\s+you|mentioned|gave\s+you)\s+((?:[^\s,.;!?]+\s+){0,7}?[^\s,.;!?]+)\s*,?\s+but\s+(?:it's|it\s+is|it\s+should\s+be|i\s+meant|actually|really|in\s+fact)?\s*/gi;
-/** Cue words that mark what follows as a correction of something said before (PROTOCOL.md, Memory semantics). */
+/** Cue words that mark what follows as a correction of something said before (docs/protocol.md, Memory semantics). */
 const CUE =
   /\b(?:actually|correction|to\s+correct|let\s+me\s+correct|i\s+meant|what\s+i\s+meant|i\s+mean|my\s+mistake|i\s+was\s+wrong|i\s+misspoke|i\s+got\s+(?:it|that)\s+wrong|i\s+made\s+a\s+mistake|scratch\s+that|make\s+that|or\s+rather|sorry,?\s+(?:it's|it\s+is|that's|i\s+meant|no)\b|(?:^|[,.]\s*)no,?\s+(?:it's|it\s+is|that's|it\s+should\s+be|it\s+was|wait)\b)/gi;
 // Words a slip cannot consist of ("Yes, sorry, ..." withdraws nothing).

@@ -2,7 +2,7 @@ import { iso } from '../../core/clock.ts';
 import type { CompressionInput } from '../../ports/extractor.ts';
 import { renderTurnLines } from './turn-lines.ts';
 
-// The atomicity constraint of DESIGN.md §3 and the seed paper §6.1: a hard contract, not style.
+// The atomicity constraint of docs/design.md §3 and the seed paper §6.1: a hard contract, not style.
 const ATOMICITY_RULES = `Each ACU must be fully interpretable on its own, with no surrounding conversation. Hard rules:
 1. No pronouns or implied references: never "he", "she", "they", "it", "this", "that", "there", "I", "my", "you", "your". Repeat the name instead.
 2. Explicit subject: name the person with their role in parentheses, e.g. "Rajiv Kumar (user) ...", "Priya (agent) ...". When a name is unknown write "The user" or "The agent".

@@ -1,5 +1,5 @@
 /**
- * The production turn buffer on Redis (DESIGN.md §2: an acked turn is never lost).
+ * The production turn buffer on Redis (docs/design.md §2: an acked turn is never lost).
  *
  * Persistence requirement: an append is acked as soon as Redis has applied it,
  * so durability is exactly Redis's. Run Redis with `appendonly yes`:
