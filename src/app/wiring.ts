@@ -90,6 +90,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       // Consumers stop taking jobs at once; their in-flight jobs settle when the lanes have let them
       // commit (or, past the lanes' stop timeout, been terminated: those turns stay buffered).
       for (const stop of sweepers.splice(0)) stop();
+      service.stopRetries();
       const stopping = consumers.splice(0).map((c) => c.stop());
       await Promise.all(lanes.splice(0).map((l) => l.close()));
       await Promise.all(stopping);

@@ -9,6 +9,7 @@ import type { EncodedContext, QuarantinedTurn, Scope, Turn, TurnInput } from '..
 import type { Config } from '../config/schema.ts';
 import type { ExtractionSchema } from '../core/schema.ts';
 import type { Ports } from '../ports/index.ts';
+import { jobKey } from '../ports/job-bus.ts';
 import type { SessionRecord } from '../ports/turn-buffer.ts';
 import type { AppendOutcome } from '../ports/turn-buffer.ts';
 import { activeEntities, isExpired } from '../memory/supersession.ts';
@@ -24,6 +25,8 @@ export class MemoryService implements MemoryApi {
   readonly schemas: SchemaRegistry;
   readonly extraction: ExtractionDeps;
   private readonly threshold: number;
+  /** Per user: the timer of a scheduled publish retry. */
+  private readonly publishRetries = new Map<string, NodeJS.Timeout>();
   private readonly maxTurnBytes: number;
 
   /**
@@ -105,11 +108,38 @@ export class MemoryService implements MemoryApi {
     return { turnId: o.turn.turnId, seq: o.turn.seq, duplicate: o.duplicate };
   }
 
-  private publishJob(scope: Scope, reason: 'threshold' | 'end'): void {
-    this.ports.bus.publish({ scope, reason, requestedAt: this.clock.now() }).catch((err: unknown) => {
-      // The turns stay buffered: the next crossing or the call's end publishes again.
-      this.logger.error('extraction job publish failed', { err, tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId });
-    });
+  /**
+   * Publish the user's extraction job. The job is the only trigger for turns already
+   * buffered, so a failed publish (the bus restarting) is retried with backoff (1 s
+   * doubling to 30 s, for about five minutes), one retry chain per user.
+   */
+  private publishJob(scope: Scope, reason: 'threshold' | 'end', attempt = 0): void {
+    const key = jobKey(scope);
+    if (attempt === 0 && this.publishRetries.has(key)) return; // a retry for this user is already scheduled
+    this.ports.bus.publish({ scope, reason, requestedAt: this.clock.now() }).then(
+      () => {
+        if (attempt > 0) this.logger.info('extraction job published after retrying', { attempts: attempt + 1, tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId });
+        this.publishRetries.delete(key);
+      },
+      (err: unknown) => {
+        const fields = { err, attempt: attempt + 1, tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId };
+        if (attempt >= PUBLISH_RETRIES) {
+          this.publishRetries.delete(key);
+          // The turns stay buffered: the next crossing, the call's end or a flush extracts them.
+          return this.logger.error('extraction job publish failed; giving up until the next trigger', fields);
+        }
+        if (attempt === 0) this.logger.warn('extraction job publish failed; retrying', fields);
+        const timer = setTimeout(() => this.publishJob(scope, reason, attempt + 1), Math.min(30_000, 1_000 * 2 ** attempt));
+        timer.unref();
+        this.publishRetries.set(key, timer);
+      },
+    );
+  }
+
+  /** Stop pending publish retries (the runtime is closing). */
+  stopRetries(): void {
+    for (const t of this.publishRetries.values()) clearTimeout(t);
+    this.publishRetries.clear();
   }
 
   session(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
@@ -168,6 +198,9 @@ export class MemoryService implements MemoryApi {
     return (await this.ports.documents.getHot(scope))?.quarantined ?? [];
   }
 }
+
+/** Publish retries after a failure: 1, 2, 4, 8, 16, then every 30 s: about five minutes. */
+const PUBLISH_RETRIES = 14;
 
 function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
