@@ -58,8 +58,8 @@ export function beginCall(res: HttpResponse): HttpCall {
 }
 
 /** The caller's tenant from `Authorization: Bearer KEY`, or null after replying 401. Reads the header synchronously. */
-export function authorize(ctx: GatewayContext, call: HttpCall, req: HttpRequest): string | null {
-  const tenantId = ctx.auth.tenantOf(bearerToken(req.getHeader('authorization')));
+export function authorize(ctx: GatewayContext, call: HttpCall, req: HttpRequest, keyHeader?: string): string | null {
+  const tenantId = ctx.auth.tenantOf(bearerToken(req.getHeader('authorization')) ?? (keyHeader ? req.getHeader(keyHeader) || null : null));
   if (tenantId === null) replyError(ctx, call, new MemgateError('unauthorized', 'a valid API key is required (Authorization: Bearer KEY)'));
   return tenantId;
 }

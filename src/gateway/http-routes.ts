@@ -6,6 +6,7 @@ import { checkScopeId, parseSearchBody, parseStart, parseTurn } from './frames.t
 import { encodeContextReply } from './codec.ts';
 import { RawJson, authorize, beginCall, pathParams, readJson, reply, replyError, replyJson } from './http-io.ts';
 import { METRICS_CONTENT_TYPE } from './metrics.ts';
+import { handleVapi } from './vapi-route.ts';
 
 /** What a route handler gets: the caller's tenant, decoded path parameters, named query values, the JSON body. */
 interface RouteInput {
@@ -21,6 +22,8 @@ interface RouteSpec {
   /** Read a JSON body. */
   body: boolean;
   query?: readonly string[];
+  /** A header that may carry the API key instead of `Authorization` (webhook platforms that send a secret header). */
+  keyHeader?: string;
 }
 
 type RouteFn = (input: RouteInput) => Promise<unknown>;
@@ -34,7 +37,7 @@ function jsonRoute(ctx: GatewayContext, spec: RouteSpec, fn: RouteFn): (res: Htt
     const call = beginCall(res);
     try {
       if (ctx.draining) throw new MemgateError('unavailable', 'server is shutting down');
-      const tenantId = authorize(ctx, call, req);
+      const tenantId = authorize(ctx, call, req, spec.keyHeader);
       if (tenantId === null) return;
       const params = pathParams(req, spec.params);
       const query: Record<string, string> = {};
@@ -185,6 +188,11 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
       await service.forget(scope);
       return { agentId: scope.agentId, userId: scope.userId, forgotten: true };
     }),
+  );
+
+  app.post(
+    '/v1/integrations/vapi',
+    jsonRoute(ctx, { params: 0, body: true, query: ['agentId', 'assistantId'], keyHeader: 'x-vapi-secret' }, ({ tenantId, query, body }) => handleVapi(service, tenantId, query, body)),
   );
 
   app.any('/*', (res, req) => {

@@ -75,8 +75,13 @@ export class WsTester {
 }
 
 /** A JSON HTTP call: status and parsed body (text when not JSON). */
-export async function http(base: string, method: string, path: string, opts: { body?: unknown; raw?: string | Uint8Array; token?: string } = {}): Promise<{ status: number; body: any; headers: Headers }> {
-  const headers: Record<string, string> = {};
+export async function http(
+  base: string,
+  method: string,
+  path: string,
+  opts: { body?: unknown; raw?: string | Uint8Array; token?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers['authorization'] = `Bearer ${opts.token}`;
   let body: string | Uint8Array | undefined = opts.raw;
   if (opts.body !== undefined) {
