@@ -54,7 +54,18 @@ async function main(): Promise<void> {
   try {
     for (const suite of selected) results.push(await runSuite(suite, ctx));
     for (const suite of SUITES.filter((s) => !selected.includes(s))) {
-      results.push({ suite: suite.name, title: suite.title, status: 'not-run', reason: flags.only.length > 0 || flags.skip.length > 0 ? 'not selected (--only / --skip)' : `not in the ${profile} profile (run with --full, --${suite.name === 'peer' ? 'peers' : suite.name} or --only ${suite.name})`, figures: [], details: {}, durationS: 0 });
+      results.push({
+        suite: suite.name,
+        title: suite.title,
+        status: 'not-run',
+        reason:
+          flags.only.length > 0 || flags.skip.length > 0
+            ? 'not selected (--only / --skip)'
+            : `not in the ${profile} profile (run with --full, --${suite.name === 'peer' ? 'peers' : suite.name} or --only ${suite.name})`,
+        figures: [],
+        details: {},
+        durationS: 0,
+      });
     }
   } finally {
     rmSync(tmpDir, { recursive: true, force: true });

@@ -20,7 +20,11 @@ describe('scenarios', () => {
     expect(SCENARIOS.length).toBeGreaterThanOrEqual(30);
     expect(new Set(SCENARIOS.map((s) => s.domain))).toEqual(new Set(['real-estate', 'healthcare', 'rentals', 'support']));
     expect(new Set(SCENARIOS.map((s) => s.id)).size).toBe(SCENARIOS.length);
-    for (const id of Object.keys(KNOWN_GAPS)) expect(SCENARIOS.some((s) => s.id === id), id).toBe(true);
+    for (const id of Object.keys(KNOWN_GAPS))
+      expect(
+        SCENARIOS.some((s) => s.id === id),
+        id,
+      ).toBe(true);
   });
 
   for (const s of SCENARIOS) {

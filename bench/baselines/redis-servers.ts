@@ -66,7 +66,22 @@ function owned(command: string, args: string[]): { stop(): Promise<void> } {
 export async function startRedis(dir: string): Promise<OwnedServer> {
   const port = await freePort();
   mkdirSync(join(dir, 'redis'), { recursive: true });
-  const proc = owned('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', join(dir, 'redis'), '--save', '', '--daemonize', 'no']);
+  const proc = owned('redis-server', [
+    '--bind',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--dir',
+    join(dir, 'redis'),
+    '--save',
+    '',
+    '--daemonize',
+    'no',
+  ]);
   const url = `redis://127.0.0.1:${port}`;
   await waitFor('redis', async () => {
     const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -23,7 +23,11 @@ export function measureSqliteAppendCeiling(dir: string, turns = 20_000, users = 
   const inputs = Array.from({ length: warmup + turns }, (_, i) => {
     const u = i % users;
     const t = syntheticTurn(u, Math.floor(i / users));
-    return { scope: { tenantId: 'default', agentId: 'ceiling', userId: `u${u}` }, sessionId: `s${u}`, turn: { turnId: `t${i}`, sessionId: `s${u}`, role: t.role, text: t.text, ts: now, receivedAt: now, tokens: estimateTokens(t.text), speaker: t.speaker } };
+    return {
+      scope: { tenantId: 'default', agentId: 'ceiling', userId: `u${u}` },
+      sessionId: `s${u}`,
+      turn: { turnId: `t${i}`, sessionId: `s${u}`, role: t.role, text: t.text, ts: now, receivedAt: now, tokens: estimateTokens(t.text), speaker: t.speaker },
+    };
   });
   const hist = new Histogram();
   try {

@@ -38,21 +38,45 @@ Env: MEMGATE_BENCH_LLM_BASE_URL / _API_KEY / _MODEL enable LoCoMo answer F1 with
 /** Parse argv (after `--`); unknown flags are an error so a typo never silently changes a run. */
 export function parseFlags(argv: readonly string[]): BenchFlags {
   const flags: BenchFlags = { full: false, only: [], skip: [], peers: false, production: false, locomoConversations: null, timeScale: 1, noWrite: false, help: false };
-  const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (v: string | undefined) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
     const value = () => inline ?? argv[++i];
     switch (name) {
-      case '--full': flags.full = true; break;
-      case '--only': flags.only = list(value()); break;
-      case '--skip': flags.skip = list(value()); break;
-      case '--peers': flags.peers = true; break;
-      case '--production': flags.production = true; break;
-      case '--locomo-convs': flags.locomoConversations = positive(name, value()); break;
-      case '--time-scale': flags.timeScale = positive(name, value()); break;
-      case '--no-write': flags.noWrite = true; break;
-      case '--help': case '-h': flags.help = true; break;
-      default: throw new Error(`unknown flag ${name}\n\n${USAGE}`);
+      case '--full':
+        flags.full = true;
+        break;
+      case '--only':
+        flags.only = list(value());
+        break;
+      case '--skip':
+        flags.skip = list(value());
+        break;
+      case '--peers':
+        flags.peers = true;
+        break;
+      case '--production':
+        flags.production = true;
+        break;
+      case '--locomo-convs':
+        flags.locomoConversations = positive(name, value());
+        break;
+      case '--time-scale':
+        flags.timeScale = positive(name, value());
+        break;
+      case '--no-write':
+        flags.noWrite = true;
+        break;
+      case '--help':
+      case '-h':
+        flags.help = true;
+        break;
+      default:
+        throw new Error(`unknown flag ${name}\n\n${USAGE}`);
     }
   }
   return flags;

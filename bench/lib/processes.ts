@@ -57,11 +57,13 @@ const LISTENING = /listening on http:\/\/([^:\s/]+):(\d+)/;
  * tail when it exits or does not become ready in time.
  */
 export function spawnServer(opts: SpawnOptions): Promise<SpawnedServer> {
-  const child = ownChild(spawn(opts.command, opts.args, {
-    cwd: opts.cwd ?? REPO_ROOT,
-    env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }));
+  const child = ownChild(
+    spawn(opts.command, opts.args, {
+      cwd: opts.cwd ?? REPO_ROOT,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let tail = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     tail = (tail + chunk.toString('utf8')).slice(-4096);

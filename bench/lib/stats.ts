@@ -50,4 +50,3 @@ export function ratio(a: number | null | undefined, b: number | null | undefined
   if (a === null || a === undefined || b === null || b === undefined || b === 0) return null;
   return round3(a / b);
 }
-

@@ -4,7 +4,11 @@ import type { Figure, SuiteResult } from './report-types.ts';
 export function renderTable(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  const line = (row: readonly string[]) => row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (row: readonly string[]) =>
+    row
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   const [head, ...body] = rows;
   if (!head) return '';
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
@@ -44,15 +48,7 @@ export function fmtMet(f: Figure): string {
 export function figureRows(figures: readonly Figure[]): string[][] {
   const rows: string[][] = [['benchmark', 'metric', 'value', 'baseline', 'ratio', 'target', 'status']];
   for (const f of figures) {
-    rows.push([
-      f.bench,
-      f.metric,
-      fmt(f.value, f.unit),
-      f.baseline ? `${fmt(f.baseline.value, f.unit)} (${f.baseline.label})` : '',
-      fmtRatio(f.ratio),
-      f.target?.label ?? '',
-      fmtMet(f),
-    ]);
+    rows.push([f.bench, f.metric, fmt(f.value, f.unit), f.baseline ? `${fmt(f.baseline.value, f.unit)} (${f.baseline.label})` : '', fmtRatio(f.ratio), f.target?.label ?? '', fmtMet(f)]);
   }
   return rows;
 }
@@ -66,6 +62,8 @@ export function renderSummary(results: readonly SuiteResult[]): string {
   }
   const targets = results.flatMap((r) => r.figures.filter((f) => f.met !== undefined));
   const missed = targets.filter((f) => f.met === false);
-  out.push(`\nTargets: ${targets.length - missed.length} met, ${missed.length} missed${missed.length > 0 ? ': ' + missed.map((f) => `${f.bench} ${f.metric} = ${fmt(f.value, f.unit)} (${f.target?.label})`).join('; ') : ''}`);
+  out.push(
+    `\nTargets: ${targets.length - missed.length} met, ${missed.length} missed${missed.length > 0 ? ': ' + missed.map((f) => `${f.bench} ${f.metric} = ${fmt(f.value, f.unit)} (${f.target?.label})`).join('; ') : ''}`,
+  );
   return out.join('\n');
 }

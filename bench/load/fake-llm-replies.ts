@@ -14,7 +14,10 @@ interface PromptTurn {
 }
 
 function promptTurns(body: FakeChatBody): PromptTurn[] {
-  const user = body.messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n');
+  const user = body.messages
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content)
+    .join('\n');
   const turns: PromptTurn[] = [];
   for (const line of user.split('\n')) {
     if (!line.startsWith('{')) continue;
@@ -34,13 +37,13 @@ export function memgateFakeReplies(body: FakeChatBody): FakeChatReply {
   const turns = promptTurns(body);
   if (name === 'atomic_context_units') {
     return {
-      acus: turns
-        .filter((t) => t.text.split(' ').length > 5)
-        .map((t) => ({ text: `${t.speaker ?? 'The user'} (${t.role}) said: ${t.text}`, turnRefs: [t.turnId], validAt: null })),
+      acus: turns.filter((t) => t.text.split(' ').length > 5).map((t) => ({ text: `${t.speaker ?? 'The user'} (${t.role}) said: ${t.text}`, turnRefs: [t.turnId], validAt: null })),
     };
   }
   if (name === 'extracted_facts') {
-    const fields = new Set(((body.response_format?.json_schema?.schema as { properties?: { facts?: { items?: { properties?: { field?: { enum?: string[] } } } } } })?.properties?.facts?.items?.properties?.field?.enum) ?? []);
+    const fields = new Set(
+      (body.response_format?.json_schema?.schema as { properties?: { facts?: { items?: { properties?: { field?: { enum?: string[] } } } } } })?.properties?.facts?.items?.properties?.field?.enum ?? [],
+    );
     const firstUser = turns.find((t) => t.role === 'user');
     const facts: unknown[] = [];
     if (firstUser && fields.has('location')) facts.push({ field: 'location', qualifier: null, value: 'Whitefield, Bangalore', source: 'explicit', validFrom: null, evidence: [firstUser.turnId] });

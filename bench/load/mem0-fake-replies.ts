@@ -8,7 +8,10 @@ import type { FakeChatBody, FakeChatReply } from '../../test/support/fake-openai
 import { memgateFakeReplies } from './fake-llm-replies.ts';
 
 function mem0Reply(body: FakeChatBody): FakeChatReply {
-  const prompt = body.messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n');
+  const prompt = body.messages
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content)
+    .join('\n');
   const section = /## New Messages\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '';
   const memory = section
     .split('\n')

@@ -9,15 +9,16 @@ import { runOpLoad } from './op-load.ts';
  * this because it sends each second's quota in one burst at the top of the second,
  * which measures queueing behind the burst rather than the route.
  */
-export async function runPacedHttp(label: string, opts: { url: string; path: string; ratePerS: number; calls: number; warmupS: number; durationS: number; body: () => string }): Promise<LatencySummary> {
+export async function runPacedHttp(
+  label: string,
+  opts: { url: string; path: string; ratePerS: number; calls: number; warmupS: number; durationS: number; body: () => string },
+): Promise<LatencySummary> {
   const agent = new Agent({ keepAlive: true, maxSockets: opts.calls });
   const target = new URL(opts.path, opts.url);
   const meanGapMs = (opts.calls / opts.ratePerS) * 1000;
   try {
-    return await runOpLoad(
-      label,
-      { calls: opts.calls, mode: 'cadence', cadenceMs: [meanGapMs * 0.8, meanGapMs * 1.2], inFlight: 1, warmupS: opts.warmupS, durationS: opts.durationS },
-      () => post(agent, target, opts.body()),
+    return await runOpLoad(label, { calls: opts.calls, mode: 'cadence', cadenceMs: [meanGapMs * 0.8, meanGapMs * 1.2], inFlight: 1, warmupS: opts.warmupS, durationS: opts.durationS }, () =>
+      post(agent, target, opts.body()),
     );
   } finally {
     agent.destroy();

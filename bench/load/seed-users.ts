@@ -31,11 +31,28 @@ export function seededDocument(scope: Scope, userIndex: number, shape: SeedShape
     const field = FACT_FIELDS[i % FACT_FIELDS.length]!;
     const key = `${field}:${Math.floor(i / FACT_FIELDS.length)}`;
     const validFrom = iso(now - (shape.facts - i) * day);
-    const base = { key, field, category: 'temporal' as const, source: i % 7 === 0 ? ('inferred' as const) : ('explicit' as const), recordedAt: validFrom, expiresAt: null, evidence: [`seed-${userIndex}-t${i}`] };
+    const base = {
+      key,
+      field,
+      category: 'temporal' as const,
+      source: i % 7 === 0 ? ('inferred' as const) : ('explicit' as const),
+      recordedAt: validFrom,
+      expiresAt: null,
+      evidence: [`seed-${userIndex}-t${i}`],
+    };
     const id = `ent-${userIndex}-${i}`;
     if (i < shape.facts * shape.supersededPerFact) {
       const oldId = `${id}-old`;
-      entities.push({ ...base, id: oldId, value: `earlier ${field} value ${i}`, status: 'superseded', validFrom: iso(now - (shape.facts + 30 - i) * day), validUntil: validFrom, supersedes: null, supersededBy: id });
+      entities.push({
+        ...base,
+        id: oldId,
+        value: `earlier ${field} value ${i}`,
+        status: 'superseded',
+        validFrom: iso(now - (shape.facts + 30 - i) * day),
+        validUntil: validFrom,
+        supersedes: null,
+        supersededBy: id,
+      });
       entities.push({ ...base, id, value: `${field.replace(/_/g, ' ')} detail ${i} for caller ${userIndex}`, status: 'active', validFrom, validUntil: null, supersedes: oldId, supersededBy: null });
     } else {
       entities.push({ ...base, id, value: `${field.replace(/_/g, ' ')} detail ${i} for caller ${userIndex}`, status: 'active', validFrom, validUntil: null, supersedes: null, supersededBy: null });

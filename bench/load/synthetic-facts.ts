@@ -12,17 +12,38 @@ const TEMPLATES: Array<(p: string, place: string, n: number, thing: string) => s
   (p, place, n) => `${p} (user) has a budget of ${n} lakhs for a flat in ${place}`,
   (p, place) => `${p} (user) moved to ${place} with family`,
   (p, place, _n, thing) => `${p} (user) bought a ${thing} while visiting ${place}`,
-  (p, _place, n, thing) => `${p} (user) has owned a ${thing} for ${n % 12 + 1} years`,
+  (p, _place, n, thing) => `${p} (user) has owned a ${thing} for ${(n % 12) + 1} years`,
   (p, place) => `${p} (user) scheduled a site visit in ${place}`,
   (p, place, _n, thing) => `${p} (user) is learning to repair a ${thing} at a workshop in ${place}`,
-  (p, place, n) => `${p} (user) ran a ${n % 40 + 5} km charity race in ${place}`,
+  (p, place, n) => `${p} (user) ran a ${(n % 40) + 5} km charity race in ${place}`,
   (p, _place, _n, thing) => `${p} (user) gave a ${thing} to a neighbour as a birthday present`,
   (p, place, n) => `${p} (user) was approved for a home loan of ${n} lakhs by a bank in ${place}`,
   (p, place, _n, thing) => `${p} (user) lost a ${thing} on a train to ${place}`,
   (p, place) => `${p} (user) volunteers at an animal shelter in ${place} on weekends`,
   (p, place, _n, thing) => `${p} (user) painted a ${thing} for an exhibition in ${place}`,
 ];
-const THINGS = ['guitar', 'bicycle', 'camera', 'telescope', 'sewing machine', 'kayak', 'violin', 'espresso machine', 'drone', 'typewriter', 'sailboat', 'motorbike', 'piano', 'pottery wheel', 'laptop', 'watercolour set', 'tent', 'skateboard', 'aquarium', 'record player'];
+const THINGS = [
+  'guitar',
+  'bicycle',
+  'camera',
+  'telescope',
+  'sewing machine',
+  'kayak',
+  'violin',
+  'espresso machine',
+  'drone',
+  'typewriter',
+  'sailboat',
+  'motorbike',
+  'piano',
+  'pottery wheel',
+  'laptop',
+  'watercolour set',
+  'tent',
+  'skateboard',
+  'aquarium',
+  'record player',
+];
 
 /** One synthetic ACU text with its world date. */
 export interface SyntheticFact {

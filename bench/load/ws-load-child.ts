@@ -12,10 +12,12 @@ import { prng, syntheticTurn } from './turn-text.ts';
 const send = (m: WsLoadMessage) => process.send?.(m);
 
 process.once('message', (spec: WsLoadSpec) => {
-  run(spec).then(
-    (result) => send({ type: 'result', result }),
-    (err: unknown) => send({ type: 'failed', message: err instanceof Error ? err.stack ?? err.message : String(err) }),
-  ).finally(() => setTimeout(() => process.exit(0), 50));
+  run(spec)
+    .then(
+      (result) => send({ type: 'result', result }),
+      (err: unknown) => send({ type: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
+    )
+    .finally(() => setTimeout(() => process.exit(0), 50));
 });
 
 interface Call {
@@ -61,10 +63,13 @@ async function run(spec: WsLoadSpec): Promise<WsLoadResult> {
   const schedule = (call: Call) => {
     if (stopping) return;
     const [lo, hi] = spec.cadenceMs;
-    call.timer = setTimeout(() => {
-      request(call, nextFrame(call));
-      schedule(call);
-    }, lo + call.rnd() * (hi - lo));
+    call.timer = setTimeout(
+      () => {
+        request(call, nextFrame(call));
+        schedule(call);
+      },
+      lo + call.rnd() * (hi - lo),
+    );
   };
   const onReply = (call: Call, data: WebSocket.RawData) => {
     let msg: { id?: unknown; op?: unknown; code?: unknown; message?: unknown };
@@ -160,10 +165,12 @@ async function run(spec: WsLoadSpec): Promise<WsLoadResult> {
   // Give requests sent inside the window their chance to be answered.
   const drainUntil = performance.now() + spec.timeoutMs;
   while (performance.now() < drainUntil && calls.some((c) => [...c.pending.values()].some((p) => p.measured))) await sleep(20);
-  for (const call of calls) for (const p of call.pending.values()) if (p.measured) {
-    r.timeouts += 1;
-    fail(`no reply within ${spec.timeoutMs} ms`);
-  }
+  for (const call of calls)
+    for (const p of call.pending.values())
+      if (p.measured) {
+        r.timeouts += 1;
+        fail(`no reply within ${spec.timeoutMs} ms`);
+      }
   clearInterval(progress);
   clearInterval(timeouts);
   for (const call of calls) call.ws.terminate();

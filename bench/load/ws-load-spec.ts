@@ -34,9 +34,7 @@ export interface WsLoadSpec {
 
 /** Child → parent messages. */
 export type WsLoadMessage =
-  | { type: 'progress'; open: number; sent: number; replies: number; errors: number; measuring: boolean }
-  | { type: 'result'; result: WsLoadResult }
-  | { type: 'failed'; message: string };
+  { type: 'progress'; open: number; sent: number; replies: number; errors: number; measuring: boolean } | { type: 'result'; result: WsLoadResult } | { type: 'failed'; message: string };
 
 /** What one generator process measured. */
 export interface WsLoadResult {

@@ -31,9 +31,17 @@ export async function runWsLoad(label: string, spec: WsLoadSpec, processes = 1):
   const n = Math.max(1, Math.min(processes, spec.connections));
   const live = new Map<number, { open: number; sent: number; replies: number; errors: number; measuring: boolean }>();
   const progress = startProgress(label, () => {
-    let open = 0, sent = 0, replies = 0, errors = 0, measuring = false;
+    let open = 0,
+      sent = 0,
+      replies = 0,
+      errors = 0,
+      measuring = false;
     for (const p of live.values()) {
-      open += p.open; sent += p.sent; replies += p.replies; errors += p.errors; measuring ||= p.measuring;
+      open += p.open;
+      sent += p.sent;
+      replies += p.replies;
+      errors += p.errors;
+      measuring ||= p.measuring;
     }
     return `${measuring ? 'measuring' : 'ramping'} calls=${open}/${spec.connections} sent=${sent} replies=${replies} errors=${errors}`;
   });
@@ -48,12 +56,24 @@ export async function runWsLoad(label: string, spec: WsLoadSpec, processes = 1):
       }),
     );
     const hist = new Histogram();
-    let errors = 0, sent = 0, totalReplies = 0, timeouts = 0, errorReplies = 0, connectFailures = 0, dropped = 0, measuredS = 0;
+    let errors = 0,
+      sent = 0,
+      totalReplies = 0,
+      timeouts = 0,
+      errorReplies = 0,
+      connectFailures = 0,
+      dropped = 0,
+      measuredS = 0;
     let firstError: string | null = null;
     for (const r of results) {
       hist.merge(r.hist);
-      errors += r.errors; sent += r.sent; totalReplies += r.totalReplies; timeouts += r.timeouts; errorReplies += r.errorReplies;
-      connectFailures += r.connectFailures; dropped += r.dropped;
+      errors += r.errors;
+      sent += r.sent;
+      totalReplies += r.totalReplies;
+      timeouts += r.timeouts;
+      errorReplies += r.errorReplies;
+      connectFailures += r.connectFailures;
+      dropped += r.dropped;
       measuredS = Math.max(measuredS, r.measuredS);
       firstError ??= r.firstError;
     }

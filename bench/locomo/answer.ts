@@ -29,7 +29,11 @@ export async function answerQuestion(client: OpenAI, model: string, question: st
     temperature: 0,
     max_tokens: 64,
     messages: [
-      { role: 'system', content: 'You answer questions about two people from their long-term memory. Answer in a short phrase using exact words from the memory whenever possible. For questions about time, answer with a date.' },
+      {
+        role: 'system',
+        content:
+          'You answer questions about two people from their long-term memory. Answer in a short phrase using exact words from the memory whenever possible. For questions about time, answer with a date.',
+      },
       { role: 'user', content: `Context:\n${contextBlock}\n\nMemory search results:\n${memory}\n\nQuestion: ${question}\nShort answer:` },
     ],
   });

@@ -21,7 +21,10 @@ export class Bm25Index {
   private readonly df = new Map<string, number>();
   private totalLength = 0;
 
-  constructor(private readonly k1 = 1.2, private readonly b = 0.75) {}
+  constructor(
+    private readonly k1 = 1.2,
+    private readonly b = 0.75,
+  ) {}
 
   /** Add one document. */
   add(id: string, text: string): void {
@@ -39,10 +42,12 @@ export class Bm25Index {
     if (n === 0) return [];
     const avgLength = this.totalLength / n;
     const terms = [...new Set(bm25Tokens(query))];
-    const idf = new Map(terms.map((t) => {
-      const df = this.df.get(t) ?? 0;
-      return [t, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
-    }));
+    const idf = new Map(
+      terms.map((t) => {
+        const df = this.df.get(t) ?? 0;
+        return [t, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
+      }),
+    );
     const hits: Bm25Hit[] = [];
     for (const d of this.docs) {
       let score = 0;

@@ -39,11 +39,9 @@ export async function streamConversation(url: string, wsUrl: string, agentId: st
       try {
         await rpc.request({ op: 'start', agentId, userId, sessionId: `${userId}-S${session.index}` });
         const acks = session.turns.map((t) =>
-          rpc
-            .request({ op: 'append', role: roles === 'both-user' || t.speaker === speakerA ? 'user' : 'agent', speaker: t.speaker, text: t.text, turnId: t.diaId, ts: t.ts })
-            .catch(() => {
-              report.appendErrors += 1;
-            }),
+          rpc.request({ op: 'append', role: roles === 'both-user' || t.speaker === speakerA ? 'user' : 'agent', speaker: t.speaker, text: t.text, turnId: t.diaId, ts: t.ts }).catch(() => {
+            report.appendErrors += 1;
+          }),
         );
         await Promise.all(acks);
         await rpc.request({ op: 'end' });

@@ -123,7 +123,10 @@ export const appendSuite: Suite = {
       }
       const satMem = (details['scenarios'] as Array<{ scenario: AppendScenario; memgate: WsLoadOutcome }>).find((s) => s.scenario.mode === 'saturation');
       const ceilingBase = { label: 'SqliteTurnBuffer.append loop, in-process', value: ceiling?.throughputPerS ?? null };
-      if (satMem) figures.push(figure({ bench: 'ws append, saturation (embedded default)', metric: 'throughput vs durable-write ceiling', value: satMem.memgate.summary.throughputPerS, unit: '/s', baseline: ceilingBase }));
+      if (satMem)
+        figures.push(
+          figure({ bench: 'ws append, saturation (embedded default)', metric: 'throughput vs durable-write ceiling', value: satMem.memgate.summary.throughputPerS, unit: '/s', baseline: ceilingBase }),
+        );
       const gw = details['saturationGatewayOnly'] as WsLoadOutcome;
       figures.push(figure({ bench: 'ws append, saturation, gateway only', metric: 'throughput vs durable-write ceiling', value: gw.summary.throughputPerS, unit: '/s', baseline: ceilingBase }));
       return { status: 'ok', figures, details };

@@ -162,10 +162,22 @@ export const extractionSuite: Suite = {
           const elapsedS = (Math.max(...results.map((r) => r.at)) - t0) / 1000;
           const ok = results.filter((r) => r.ok).length;
           const perS = round3(ok / elapsedS);
-          const queued = summarizeMs(results.map((r, i) => r.at - crossings[i]!), windows - ok, elapsedS);
+          const queued = summarizeMs(
+            results.map((r, i) => r.at - crossings[i]!),
+            windows - ok,
+            elapsedS,
+          );
           progress.stop(`done: ${ok}/${windows} in ${elapsedS.toFixed(2)} s = ${perS} windows/s`);
           throughput[`${workers}`] = { windowsPerS: perS, elapsedS, committed: ok, crossingToCommit: queued };
-          figures.push(figure({ bench: `windows per second, ${workers} worker(s), ${windows} users at once`, metric: 'windows/s', value: perS, unit: '/s', baseline: { label: `ideal: ${workers} per LLM round trip`, value: round3(workers / (rtt.p50Ms / 1000)) } }));
+          figures.push(
+            figure({
+              bench: `windows per second, ${workers} worker(s), ${windows} users at once`,
+              metric: 'windows/s',
+              value: perS,
+              unit: '/s',
+              baseline: { label: `ideal: ${workers} per LLM round trip`, value: round3(workers / (rtt.p50Ms / 1000)) },
+            }),
+          );
         } finally {
           await l.stop();
         }

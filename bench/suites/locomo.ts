@@ -20,7 +20,7 @@ export const DRAGON: Readonly<Record<string, [number, number]>> = { overall: [56
 const ORDER = ['overall', '4', '1', '2', '3'];
 const ROLES: RoleMode = 'user-agent';
 
-const label = (cat: string) => (cat === 'overall' ? 'overall' : CATEGORY_NAMES[Number(cat)] ?? cat);
+const label = (cat: string) => (cat === 'overall' ? 'overall' : (CATEGORY_NAMES[Number(cat)] ?? cat));
 const pct = (x: number | null) => (x === null ? null : round3(x * 100));
 
 interface Carried {
@@ -51,7 +51,15 @@ export const locomoSuite: Suite = {
     const answerModel = answerModelFromEnv();
     const memory = memoryModelsFromEnv();
     const memgate = await startMemgate(join(ctx.tmpDir, 'locomo'), memory.config ? { config: memory.config } : {});
-    const details: Record<string, unknown> = { data: path, conversations: samples.map((s) => s.sample_id), roles: ROLES, extractor: memory.extractor, embedder: memory.embedder, schema: 'bench/schemas/locomo.json', k: [5, 10] };
+    const details: Record<string, unknown> = {
+      data: path,
+      conversations: samples.map((s) => s.sample_id),
+      roles: ROLES,
+      extractor: memory.extractor,
+      embedder: memory.embedder,
+      schema: 'bench/schemas/locomo.json',
+      k: [5, 10],
+    };
     const recall = { mem5: new CategoryMeans(), mem10: new CategoryMeans(), bm5: new CategoryMeans(), bm10: new CategoryMeans(), bmBudget: new CategoryMeans() };
     const carried5: Carried = { turns: new CategoryMeans(), tokens: new CategoryMeans() };
     const carried10: Carried = { turns: new CategoryMeans(), tokens: new CategoryMeans() };
@@ -82,7 +90,12 @@ export const locomoSuite: Suite = {
     details['cost'] = cost;
     details['resultSources'] = sourceCounts;
     details['recall'] = Object.fromEntries(Object.entries(recall).map(([k, v]) => [k, v.toJSON()]));
-    details['carried'] = { at5: { turns: carried5.turns.toJSON(), tokens: carried5.tokens.toJSON() }, at10: { turns: carried10.turns.toJSON(), tokens: carried10.tokens.toJSON() }, bm25Tokens5: bmTokens5.toJSON(), bm25Tokens10: bmTokens10.toJSON() };
+    details['carried'] = {
+      at5: { turns: carried5.turns.toJSON(), tokens: carried5.tokens.toJSON() },
+      at10: { turns: carried10.turns.toJSON(), tokens: carried10.tokens.toJSON() },
+      bm25Tokens5: bmTokens5.toJSON(),
+      bm25Tokens10: bmTokens10.toJSON(),
+    };
 
     const figures: Figure[] = [];
     const scope = `LoCoMo ${samples.length === all.length ? 'dev split' : samples.map((s) => s.sample_id).join(', ')} (${recall.mem5.count('overall')} questions)`;
@@ -103,16 +116,66 @@ export const locomoSuite: Suite = {
     }
     const t5 = carried5.turns.mean('overall');
     const t10 = carried10.turns.mean('overall');
-    figures.push(figure({ bench: `${scope}: what the top results carry`, metric: 'distinct turns @5', value: t5 === null ? null : round3(t5), unit: 'turns', baseline: { label: 'BM25 / DRAGON: 5 turns', value: 5 } }));
-    figures.push(figure({ bench: `${scope}: what the top results carry`, metric: 'distinct turns @10', value: t10 === null ? null : round3(t10), unit: 'turns', baseline: { label: 'BM25 / DRAGON: 10 turns', value: 10 } }));
-    figures.push(figure({ bench: `${scope}: what the top results carry`, metric: 'tokens @5', value: round3(carried5.tokens.mean('overall') ?? 0), unit: 'tokens', baseline: { label: 'BM25 top-5 turns', value: round3(bmTokens5.mean('overall') ?? 0) } }));
-    figures.push(figure({ bench: `${scope}: what the top results carry`, metric: 'tokens @10', value: round3(carried10.tokens.mean('overall') ?? 0), unit: 'tokens', baseline: { label: 'BM25 top-10 turns', value: round3(bmTokens10.mean('overall') ?? 0) } }));
-    figures.push(figure({ bench: `${scope}: BM25 at memgate's @10 turn budget (${Math.round(t10 ?? 10)} turns)`, metric: 'recall overall', value: pct(recall.bmBudget.mean('overall')), unit: '%', baseline: { label: 'memgate recall@10', value: pct(recall.mem10.mean('overall')) } }));
+    figures.push(
+      figure({
+        bench: `${scope}: what the top results carry`,
+        metric: 'distinct turns @5',
+        value: t5 === null ? null : round3(t5),
+        unit: 'turns',
+        baseline: { label: 'BM25 / DRAGON: 5 turns', value: 5 },
+      }),
+    );
+    figures.push(
+      figure({
+        bench: `${scope}: what the top results carry`,
+        metric: 'distinct turns @10',
+        value: t10 === null ? null : round3(t10),
+        unit: 'turns',
+        baseline: { label: 'BM25 / DRAGON: 10 turns', value: 10 },
+      }),
+    );
+    figures.push(
+      figure({
+        bench: `${scope}: what the top results carry`,
+        metric: 'tokens @5',
+        value: round3(carried5.tokens.mean('overall') ?? 0),
+        unit: 'tokens',
+        baseline: { label: 'BM25 top-5 turns', value: round3(bmTokens5.mean('overall') ?? 0) },
+      }),
+    );
+    figures.push(
+      figure({
+        bench: `${scope}: what the top results carry`,
+        metric: 'tokens @10',
+        value: round3(carried10.tokens.mean('overall') ?? 0),
+        unit: 'tokens',
+        baseline: { label: 'BM25 top-10 turns', value: round3(bmTokens10.mean('overall') ?? 0) },
+      }),
+    );
+    figures.push(
+      figure({
+        bench: `${scope}: BM25 at memgate's @10 turn budget (${Math.round(t10 ?? 10)} turns)`,
+        metric: 'recall overall',
+        value: pct(recall.bmBudget.mean('overall')),
+        unit: '%',
+        baseline: { label: 'memgate recall@10', value: pct(recall.mem10.mean('overall')) },
+      }),
+    );
     for (const c of cost) {
-      figures.push(figure({ bench: `session-start cost, ${String(c['sample'])}`, metric: 'context block tokens', value: c['contextTokens'] as number, unit: 'tokens', baseline: { label: 'full history', value: c['historyTokens'] as number } }));
+      figures.push(
+        figure({
+          bench: `session-start cost, ${String(c['sample'])}`,
+          metric: 'context block tokens',
+          value: c['contextTokens'] as number,
+          unit: 'tokens',
+          baseline: { label: 'full history', value: c['historyTokens'] as number },
+        }),
+      );
     }
     if (answerModel) {
-      for (const cat of ORDER) if (f1.count(cat) > 0) figures.push(figure({ bench: `${scope}: answer F1 (answering model ${answerModel.model}; memory: ${models})`, metric: `F1 ${label(cat)}`, value: pct(f1.mean(cat)), unit: '%' }));
+      for (const cat of ORDER)
+        if (f1.count(cat) > 0)
+          figures.push(figure({ bench: `${scope}: answer F1 (answering model ${answerModel.model}; memory: ${models})`, metric: `F1 ${label(cat)}`, value: pct(f1.mean(cat)), unit: '%' }));
       details['f1'] = f1.toJSON();
     } else {
       details['f1'] = 'not run: no OpenAI-compatible chat endpoint configured (set MEMGATE_BENCH_LLM_BASE_URL, MEMGATE_BENCH_LLM_API_KEY, MEMGATE_BENCH_LLM_MODEL)';
@@ -133,7 +196,12 @@ function memoryModelsFromEnv(env: NodeJS.ProcessEnv = process.env): { extractor:
   if (!useLlm && !useEmb) return { extractor: 'offline', embedder: 'offline', config: null };
   const config: Record<string, unknown> = { adapters: { extractor: useLlm ? 'openai' : 'offline', embedder: useEmb ? 'openai' : 'offline' } };
   if (useLlm) config['llm'] = { baseURL: env['MEMGATE_BENCH_LLM_BASE_URL'], apiKey: env['MEMGATE_BENCH_LLM_API_KEY'] ?? 'none', model: env['MEMGATE_BENCH_LLM_MODEL'] ?? 'gpt-4o-mini' };
-  if (useEmb) config['embeddings'] = { baseURL: env['MEMGATE_BENCH_EMBEDDINGS_BASE_URL'], apiKey: env['MEMGATE_BENCH_EMBEDDINGS_API_KEY'] ?? 'none', model: env['MEMGATE_BENCH_EMBEDDINGS_MODEL'] ?? 'text-embedding-3-small' };
+  if (useEmb)
+    config['embeddings'] = {
+      baseURL: env['MEMGATE_BENCH_EMBEDDINGS_BASE_URL'],
+      apiKey: env['MEMGATE_BENCH_EMBEDDINGS_API_KEY'] ?? 'none',
+      model: env['MEMGATE_BENCH_EMBEDDINGS_MODEL'] ?? 'text-embedding-3-small',
+    };
   return {
     extractor: useLlm ? `openai (${env['MEMGATE_BENCH_LLM_MODEL'] ?? 'gpt-4o-mini'})` : 'offline',
     embedder: useEmb ? `openai (${env['MEMGATE_BENCH_EMBEDDINGS_MODEL'] ?? 'text-embedding-3-small'})` : 'offline',
@@ -144,10 +212,22 @@ function memoryModelsFromEnv(env: NodeJS.ProcessEnv = process.env): { extractor:
 /** Tokens of the session-start context block against the full transcript it replaces (same estimator). */
 async function sessionCost(url: string, agentId: string, sample: LocomoSample): Promise<Record<string, unknown>> {
   const reply = await postJson<{ contextBlock: string; facts: unknown[]; possibly: unknown[]; recent: unknown[]; summaries: unknown[] }>(`${url}/v1/sessions`, { agentId, userId: sample.sample_id });
-  const transcript = sessionsOf(sample).flatMap((s) => s.turns.map((t) => `${t.speaker}: ${t.text}`)).join('\n');
+  const transcript = sessionsOf(sample)
+    .flatMap((s) => s.turns.map((t) => `${t.speaker}: ${t.text}`))
+    .join('\n');
   const contextTokens = estimateTokens(reply.contextBlock);
   const historyTokens = estimateTokens(transcript);
-  return { sample: sample.sample_id, contextTokens, historyTokens, ratio: round3(contextTokens / historyTokens), facts: reply.facts.length, possibly: reply.possibly.length, recent: reply.recent.length, summaries: reply.summaries.length, estimator: 'chars / 4 (src/core/tokens.ts)' };
+  return {
+    sample: sample.sample_id,
+    contextTokens,
+    historyTokens,
+    ratio: round3(contextTokens / historyTokens),
+    facts: reply.facts.length,
+    possibly: reply.possibly.length,
+    recent: reply.recent.length,
+    summaries: reply.summaries.length,
+    estimator: 'chars / 4 (src/core/tokens.ts)',
+  };
 }
 
 interface Accumulators {
@@ -183,14 +263,26 @@ async function scoreQuestions(url: string, agentId: string, sample: LocomoSample
     acc.recall.mem10.add(cat, evidenceRecall(evidence, refs(10)));
     acc.carried5.turns.add(cat, refs(5).size);
     acc.carried10.turns.add(cat, refs(10).size);
-    acc.carried5.tokens.add(cat, top(5).reduce((a, r) => a + estimateTokens(r.text), 0));
-    acc.carried10.tokens.add(cat, top(10).reduce((a, r) => a + estimateTokens(r.text), 0));
+    acc.carried5.tokens.add(
+      cat,
+      top(5).reduce((a, r) => a + estimateTokens(r.text), 0),
+    );
+    acc.carried10.tokens.add(
+      cat,
+      top(10).reduce((a, r) => a + estimateTokens(r.text), 0),
+    );
     const bm = bm25.search(q.question, Math.max(10, refs(10).size)).map((h) => h.id);
     acc.recall.bm5.add(cat, evidenceRecall(evidence, bm.slice(0, 5)));
     acc.recall.bm10.add(cat, evidenceRecall(evidence, bm.slice(0, 10)));
     acc.recall.bmBudget.add(cat, evidenceRecall(evidence, bm.slice(0, Math.max(1, refs(10).size))));
-    acc.bmTokens5.add(cat, bm.slice(0, 5).reduce((a, id) => a + (tokensOf.get(id) ?? 0), 0));
-    acc.bmTokens10.add(cat, bm.slice(0, 10).reduce((a, id) => a + (tokensOf.get(id) ?? 0), 0));
+    acc.bmTokens5.add(
+      cat,
+      bm.slice(0, 5).reduce((a, id) => a + (tokensOf.get(id) ?? 0), 0),
+    );
+    acc.bmTokens10.add(
+      cat,
+      bm.slice(0, 10).reduce((a, id) => a + (tokensOf.get(id) ?? 0), 0),
+    );
     if (client && acc.answerModel) {
       const answer = await answerQuestion(client, acc.answerModel.model, q.question, contextBlock, top(10));
       acc.f1.add(cat, pyRound3(scoreQuestion(q.category, q.answer, answer)));

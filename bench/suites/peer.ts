@@ -62,7 +62,12 @@ export const peerSuite: Suite = {
     const queries = Array.from({ length: nQueries }, (_, i) => syntheticTurnQuery(i));
     const fake = await startFakeOpenAI({ delayMs: FAKE_LLM_DELAY_MS, dimensions: 384 });
     fake.onChat(peerFakeReplies);
-    const details: Record<string, unknown> = { turns: nTurns, queries: nQueries, memgate: 'extractor openai + embedder openai, both on the fake server', mem0: 'Memory: openai LLM + openai embedder on the fake server, memory vector store (SQLite), SQLite history' };
+    const details: Record<string, unknown> = {
+      turns: nTurns,
+      queries: nQueries,
+      memgate: 'extractor openai + embedder openai, both on the fake server',
+      mem0: 'Memory: openai LLM + openai embedder on the fake server, memory vector store (SQLite), SQLite history',
+    };
     const figures: Figure[] = [];
     const dir = join(ctx.tmpDir, 'peer');
     mkdirSync(join(dir, 'mem0'), { recursive: true });
@@ -112,28 +117,62 @@ export const peerSuite: Suite = {
     }
 
     say(`  mem0: ${nTurns} × memory.add (LLM inference), ${nTurns} × add(infer: false), ${nQueries} × search`);
-    const spec: PeerSpec = { fakeUrl: fake.url, dataDir: join(dir, 'mem0'), userId: 'peer-user', turns: turns.map((t) => ({ role: t.role === 'agent' ? 'assistant' : 'user', content: t.text })), queries, dimensions: 384 };
-    const out = await run(process.execPath, tsxArgs('peer-runner.ts'), { cwd: join(ctx.repoRoot, PEER_DIR), env: { MEM0_PEER_SPEC: JSON.stringify(spec), MEM0_TELEMETRY: 'false', HOME: join(dir, 'mem0') }, timeoutMs: 600_000 });
+    const spec: PeerSpec = {
+      fakeUrl: fake.url,
+      dataDir: join(dir, 'mem0'),
+      userId: 'peer-user',
+      turns: turns.map((t) => ({ role: t.role === 'agent' ? 'assistant' : 'user', content: t.text })),
+      queries,
+      dimensions: 384,
+    };
+    const out = await run(process.execPath, tsxArgs('peer-runner.ts'), {
+      cwd: join(ctx.repoRoot, PEER_DIR),
+      env: { MEM0_PEER_SPEC: JSON.stringify(spec), MEM0_TELEMETRY: 'false', HOME: join(dir, 'mem0') },
+      timeoutMs: 600_000,
+    });
     await fake.close();
     const line = out.stdout.trim().split('\n').at(-1) ?? '';
-    if (out.code !== 0 || !line.startsWith('{')) return { status: 'failed', reason: `mem0 peer process failed (exit ${out.code}): ${out.stderr.slice(-600)}`, figures, details: { ...details, memgate: mg } };
+    if (out.code !== 0 || !line.startsWith('{'))
+      return { status: 'failed', reason: `mem0 peer process failed (exit ${out.code}): ${out.stderr.slice(-600)}`, figures, details: { ...details, memgate: mg } };
     const m0 = JSON.parse(line) as PeerResult;
     const m0add = summarizeMs(m0.addMs, m0.addErrors, sum(m0.addMs) / 1000);
     const m0raw = summarizeMs(m0.addRawMs, 0, sum(m0.addRawMs) / 1000);
     const m0search = summarizeMs(m0.searchMs, m0.searchErrors, sum(m0.searchMs) / 1000);
     details['memgateResult'] = mg;
     details['mem0Result'] = { add: m0add, addInferFalse: m0raw, search: m0search, memories: m0.memories, meanSearchResults: m0.meanSearchResults, firstError: m0.firstError };
-    for (const [metric, key] of [['p50', 'p50Ms'], ['p95', 'p95Ms'], ['p99', 'p99Ms'], ['max', 'maxMs']] as const) {
+    for (const [metric, key] of [
+      ['p50', 'p50Ms'],
+      ['p95', 'p95Ms'],
+      ['p99', 'p99Ms'],
+      ['max', 'maxMs'],
+    ] as const) {
       figures.push(figure({ bench: 'turn accepted: memgate WS ack vs mem0 memory.add', metric, value: mg.ack[key], unit: 'ms', baseline: { label: 'mem0 add (LLM inference)', value: m0add[key] } }));
     }
-    for (const [metric, key] of [['p50', 'p50Ms'], ['p95', 'p95Ms']] as const) {
+    for (const [metric, key] of [
+      ['p50', 'p50Ms'],
+      ['p95', 'p95Ms'],
+    ] as const) {
       figures.push(figure({ bench: 'turn accepted: memgate WS ack vs mem0 add(infer: false)', metric, value: mg.ack[key], unit: 'ms', baseline: { label: 'mem0 add, no LLM', value: m0raw[key] } }));
     }
-    for (const [metric, key] of [['p50', 'p50Ms'], ['p95', 'p95Ms'], ['p99', 'p99Ms']] as const) {
+    for (const [metric, key] of [
+      ['p50', 'p50Ms'],
+      ['p95', 'p95Ms'],
+      ['p99', 'p99Ms'],
+    ] as const) {
       figures.push(figure({ bench: 'search: memgate WS search vs mem0 memory.search', metric, value: mg.search[key], unit: 'ms', baseline: { label: 'mem0 search', value: m0search[key] } }));
     }
-    figures.push(figure({ bench: 'memory built from the turns', metric: 'memgate ACUs (one flush) vs mem0 memories', value: mg.acus, unit: '', baseline: { label: 'mem0 memories', value: m0.memories } }));
-    figures.push(figure({ bench: 'memory built from the turns', metric: 'memgate background flush (off the call path)', value: Math.round(mg.flushMs), unit: 'ms', baseline: { label: `mem0: ${nTurns} adds inline`, value: Math.round(sum(m0.addMs)) } }));
+    figures.push(
+      figure({ bench: 'memory built from the turns', metric: 'memgate ACUs (one flush) vs mem0 memories', value: mg.acus, unit: '', baseline: { label: 'mem0 memories', value: m0.memories } }),
+    );
+    figures.push(
+      figure({
+        bench: 'memory built from the turns',
+        metric: 'memgate background flush (off the call path)',
+        value: Math.round(mg.flushMs),
+        unit: 'ms',
+        baseline: { label: `mem0: ${nTurns} adds inline`, value: Math.round(sum(m0.addMs)) },
+      }),
+    );
     return { status: 'ok', figures, details };
   },
 };
@@ -144,6 +183,15 @@ function sum(xs: readonly number[]): number {
 
 /** Questions about the synthetic calls' content (budget, visit, pets, loan). */
 function syntheticTurnQuery(i: number): string {
-  const qs = ['What is the caller budget?', 'When is the site visit?', 'Does the caller have a pet?', 'How much was the loan approved for?', 'Where does the caller live?', 'When should we call back?', 'What floor does the family prefer?', 'How many parking slots are needed?'];
+  const qs = [
+    'What is the caller budget?',
+    'When is the site visit?',
+    'Does the caller have a pet?',
+    'How much was the loan approved for?',
+    'Where does the caller live?',
+    'When should we call back?',
+    'What floor does the family prefer?',
+    'How many parking slots are needed?',
+  ];
   return qs[i % qs.length] ?? syntheticQuery(i);
 }

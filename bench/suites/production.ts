@@ -34,7 +34,10 @@ export const productionSuite: Suite = {
     let memgate: MemgateServer | null = null;
     let redis: Redis | null = null;
     const figures: Figure[] = [];
-    const details: Record<string, unknown> = { adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite' }, inlineWorkers: false };
+    const details: Record<string, unknown> = {
+      adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite' },
+      inlineWorkers: false,
+    };
     try {
       say('  starting redis-server and nats-server (private, loopback)');
       const r = await startRedis(dir);
@@ -62,13 +65,24 @@ export const productionSuite: Suite = {
         say(`  ${sc.label}: ${sc.durationS} s measured`);
         const payload = (call: number, i: number) => JSON.stringify({ ...syntheticTurn(call, i), ts: Date.now(), receivedAt: Date.now(), sessionId: `s${call}` });
         const counters = new Map<number, number>();
-        const base = await runOpLoad(`raw XADD ${sc.label}`, { calls: sc.connections, mode: sc.mode, cadenceMs: [3000, 7000], inFlight: sc.inFlight, warmupS: sc.mode === 'cadence' ? 4 : 2, durationS: sc.durationS }, (call) => {
-          const i = (counters.get(call) ?? 0) + 1;
-          counters.set(call, i);
-          return redis!.xadd(`rawbench${ctx.runId}:{${call}}:turns`, '*', 'd', payload(call, i), 'k', '30');
-        });
+        const base = await runOpLoad(
+          `raw XADD ${sc.label}`,
+          { calls: sc.connections, mode: sc.mode, cadenceMs: [3000, 7000], inFlight: sc.inFlight, warmupS: sc.mode === 'cadence' ? 4 : 2, durationS: sc.durationS },
+          (call) => {
+            const i = (counters.get(call) ?? 0) + 1;
+            counters.set(call, i);
+            return redis!.xadd(`rawbench${ctx.runId}:{${call}}:turns`, '*', 'd', payload(call, i), 'k', '30');
+          },
+        );
         const mem = await measured(`memgate (redis) ${sc.label}`, appendSpec(sc, memgate.wsUrl, `bench-prod-append-${ctx.runId}`, `u-${sc.connections}-${sc.mode}-`), memgate.pid);
-        figures.push(...latencyFigures(`ws append on Redis+NATS, ${sc.label}`, mem.summary, { label: 'raw XADD, ioredis', summary: base }, sc.p99TargetMs ? { p99Ms: below(sc.p99TargetMs, `p99 < ${sc.p99TargetMs} ms`) } : {}));
+        figures.push(
+          ...latencyFigures(
+            `ws append on Redis+NATS, ${sc.label}`,
+            mem.summary,
+            { label: 'raw XADD, ioredis', summary: base },
+            sc.p99TargetMs ? { p99Ms: below(sc.p99TargetMs, `p99 < ${sc.p99TargetMs} ms`) } : {},
+          ),
+        );
         if (sc.mode === 'saturation') figures.push(figure({ bench: `ws append on Redis+NATS, ${sc.label}`, metric: 'gateway CPU per request', value: mem.cpuUsPerReply, unit: 'µs' }));
         appendDetails.push({ scenario: sc, memgate: mem, rawXadd: base });
       }
@@ -84,13 +98,19 @@ export const productionSuite: Suite = {
       const rnd = prng(7);
       const body = () => JSON.stringify({ agentId: agentStart, userId: `caller-${Math.floor(rnd() * users)}` });
       {
-        const base = await runOpLoad('raw GET of a context-sized value, 10 in flight', { calls: 10, mode: 'saturation', cadenceMs: [0, 0], inFlight: 1, warmupS: 1, durationS }, () => redis!.get(`rawbench${ctx.runId}:ctx`));
+        const base = await runOpLoad('raw GET of a context-sized value, 10 in flight', { calls: 10, mode: 'saturation', cadenceMs: [0, 0], inFlight: 1, warmupS: 1, durationS }, () =>
+          redis!.get(`rawbench${ctx.runId}:ctx`),
+        );
         const mem = await runHttpLoad('autocannon memgate (redis) POST /v1/sessions, 10 connections', { url: memgate.url, path: '/v1/sessions', connections: 10, durationS, body });
-        figures.push(...latencyFigures('HTTP POST /v1/sessions on Redis cache, autocannon 10 connections (saturation)', mem.summary, { label: 'raw GET, ioredis, 10 in flight', summary: base }, target));
+        figures.push(
+          ...latencyFigures('HTTP POST /v1/sessions on Redis cache, autocannon 10 connections (saturation)', mem.summary, { label: 'raw GET, ioredis, 10 in flight', summary: base }, target),
+        );
         start['autocannon'] = { memgate: mem, rawGet: base };
       }
       {
-        const base = await runOpLoad('raw GET of a context-sized value, paced 200/s', { calls: 10, mode: 'cadence', cadenceMs: [40, 60], inFlight: 1, warmupS: 1, durationS }, () => redis!.get(`rawbench${ctx.runId}:ctx`));
+        const base = await runOpLoad('raw GET of a context-sized value, paced 200/s', { calls: 10, mode: 'cadence', cadenceMs: [40, 60], inFlight: 1, warmupS: 1, durationS }, () =>
+          redis!.get(`rawbench${ctx.runId}:ctx`),
+        );
         const mem = await runPacedHttp('paced 200/s, memgate (redis) POST /v1/sessions', { url: memgate.url, path: '/v1/sessions', ratePerS: 200, calls: 10, warmupS: 1, durationS, body });
         figures.push(...latencyFigures('HTTP POST /v1/sessions on Redis cache, paced 200/s offered', mem, { label: 'raw GET, ioredis, paced 200/s', summary: base }, target));
         start['paced'] = { memgate: mem, rawGet: base };

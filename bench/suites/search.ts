@@ -24,7 +24,16 @@ export async function seedAcus(rt: Runtime, scope: Scope, count: number, label: 
     const vectors = await rt.ports.embedder.embed(facts.map((f) => f.text));
     const acus: Acu[] = facts.map((f, j) => {
       const contentHash = stableHash(f.text);
-      return { id: stableUuid(scope.tenantId, scope.agentId, scope.userId, contentHash), text: f.text, embedding: vectors[j]!, turnRefs: [`t${start + j}`], sessionId: `s${Math.floor((start + j) / 50)}`, validAt: f.validAt, createdAt: now, contentHash };
+      return {
+        id: stableUuid(scope.tenantId, scope.agentId, scope.userId, contentHash),
+        text: f.text,
+        embedding: vectors[j]!,
+        turnRefs: [`t${start + j}`],
+        sessionId: `s${Math.floor((start + j) / 50)}`,
+        validAt: f.validAt,
+        createdAt: now,
+        contentHash,
+      };
     });
     await rt.ports.acus.upsert(scope, acus);
     done += acus.length;
@@ -76,7 +85,10 @@ export const searchSuite: Suite = {
     }
     const qs = Array.from({ length: queries }, (_, i) => syntheticQuery(i));
 
-    const modes: Array<{ name: string; hybrid: boolean }> = [{ name: 'semantic only', hybrid: false }, { name: 'hybrid (vector + BM25, RRF)', hybrid: true }];
+    const modes: Array<{ name: string; hybrid: boolean }> = [
+      { name: 'semantic only', hybrid: false },
+      { name: 'hybrid (vector + BM25, RRF)', hybrid: true },
+    ];
     const runs: Record<string, { summary: LatencySummary; coldFirstQueryMs: number; meanResults: number }> = {};
     for (const mode of modes) {
       const rt = await createRuntime(defaultConfig({ ...base, memory: { hybrid: mode.hybrid } }), { logger: silentLogger });
@@ -124,7 +136,11 @@ export const searchSuite: Suite = {
     }
     for (const mode of modes) {
       const r = runs[mode.name]!;
-      figures.push(...latencyFigures(`memory_search ${mode.name}, 10k ACUs`, r.summary, { label: 'naive exact cosine scan + embed', summary: baseline }, { p95Ms: below(50, 'p95 < 50 ms') }).filter((f) => f.metric !== 'errors'));
+      figures.push(
+        ...latencyFigures(`memory_search ${mode.name}, 10k ACUs`, r.summary, { label: 'naive exact cosine scan + embed', summary: baseline }, { p95Ms: below(50, 'p95 < 50 ms') }).filter(
+          (f) => f.metric !== 'errors',
+        ),
+      );
       figures.push(figure({ bench: `memory_search ${mode.name}, 10k ACUs`, metric: 'first query (cold cache)', value: Math.round(r.coldFirstQueryMs * 1000) / 1000, unit: 'ms' }));
     }
     details['runs'] = runs;

@@ -82,10 +82,25 @@ export const startSuite: Suite = {
       details['http'] = http;
 
       const ws: Record<string, unknown> = {};
-      for (const [name, mode] of [[`${START_RATE_PER_S}/s offered (100 calls, one start every 0.3–0.7 s)`, 'cadence'], ['saturation (10 calls closed loop)', 'saturation']] as const) {
+      for (const [name, mode] of [
+        [`${START_RATE_PER_S}/s offered (100 calls, one start every 0.3–0.7 s)`, 'cadence'],
+        ['saturation (10 calls closed loop)', 'saturation'],
+      ] as const) {
         const spec = (url: string) => ({
-          url, connections: mode === 'cadence' ? 100 : 10, mode, op: 'start' as const, cadenceMs: [300, 700] as [number, number], inFlight: 1,
-          rampPerS: 1000, warmupS: 1, durationS: ctx.window(8, 20), timeoutMs: 10_000, agentId, userPrefix: 'caller-', userOffset: 0, startUsers: users,
+          url,
+          connections: mode === 'cadence' ? 100 : 10,
+          mode,
+          op: 'start' as const,
+          cadenceMs: [300, 700] as [number, number],
+          inFlight: 1,
+          rampPerS: 1000,
+          warmupS: 1,
+          durationS: ctx.window(8, 20),
+          timeoutMs: 10_000,
+          agentId,
+          userPrefix: 'caller-',
+          userOffset: 0,
+          startUsers: users,
         });
         const wsBase = await measured(`ws start, uWS canned reply, ${name}`, spec(baseline.wsUrl), baseline.pid);
         const wsMem = await measured(`ws start, memgate, ${name}`, spec(memgate.wsUrl), memgate.pid);

@@ -52,7 +52,10 @@ async function main(argv: string[]): Promise<void> {
       if (cli.args.length > 0) throw new UsageError(`worker takes no arguments (got "${cli.args[0]}")`);
       const config = loadConfig(argv);
       if (config.adapters.bus === 'memory') {
-        throw new MemgateError('bad_request', `profile "${config.profile}" has no shared job bus: its gateway runs extraction itself. Run workers with a profile whose adapters.bus is "nats" (e.g. --profile production)`);
+        throw new MemgateError(
+          'bad_request',
+          `profile "${config.profile}" has no shared job bus: its gateway runs extraction itself. Run workers with a profile whose adapters.bus is "nats" (e.g. --profile production)`,
+        );
       }
       warnNotices(config);
       const { runWorker } = await import('./worker.ts');

@@ -64,5 +64,6 @@ export async function probeServers(config: Config, timeoutMs = 3_000): Promise<v
   const targets = serversOf(config);
   const problems = await Promise.all(targets.map((t) => reach(t, timeoutMs)));
   const lines = targets.flatMap((t, i) => (problems[i] ? [`  ${t.name} at ${t.url}: ${problems[i]}`] : []));
-  if (lines.length > 0) throw new MemgateError('unavailable', `cannot reach ${lines.length === 1 ? 'a server' : `${lines.length} servers`} the "${config.profile}" profile needs:\n${lines.join('\n')}`);
+  if (lines.length > 0)
+    throw new MemgateError('unavailable', `cannot reach ${lines.length === 1 ? 'a server' : `${lines.length} servers`} the "${config.profile}" profile needs:\n${lines.join('\n')}`);
 }

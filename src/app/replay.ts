@@ -39,7 +39,9 @@ export async function replay(file: string, config: Config, io: ReplayIo = defaul
       }
       await svc.endSession(scope, sessionId);
       const report = await svc.flush(scope);
-      io.progress(`[replay] call ${i + 1}/${transcript.calls.length} ${bar(done, total)} ${done}/${total} turns · extracted ${report.factsExtracted} facts, +${report.entitiesInserted} records, ${report.entitiesSuperseded} superseded, ${report.acusIndexed} ACUs (${report.acusSuppressed} dup)`);
+      io.progress(
+        `[replay] call ${i + 1}/${transcript.calls.length} ${bar(done, total)} ${done}/${total} turns · extracted ${report.factsExtracted} facts, +${report.entitiesInserted} records, ${report.entitiesSuperseded} superseded, ${report.acusIndexed} ACUs (${report.acusSuppressed} dup)`,
+      );
     }
     const last = transcript.calls[transcript.calls.length - 1]!.turns;
     clock.set(last[last.length - 1]!.ts + 60 * 60 * 1000);
@@ -53,7 +55,10 @@ export async function replay(file: string, config: Config, io: ReplayIo = defaul
       const r = await svc.search(scope, query, { k: 3 });
       io.out('');
       io.out(`════ memory_search "${query}" (${r.tookMs} ms) ════`);
-      for (const hit of r.results) io.out(`  ${hit.score.toFixed(3)} ${hit.confidence.padEnd(6)} ${hit.source.padEnd(6)} ${hit.text}${hit.outdated ? `  [outdated: ${hit.outdated.key} is now ${hit.outdated.now === null ? 'unknown' : formatValue(hit.outdated.now)}]` : ''}`);
+      for (const hit of r.results)
+        io.out(
+          `  ${hit.score.toFixed(3)} ${hit.confidence.padEnd(6)} ${hit.source.padEnd(6)} ${hit.text}${hit.outdated ? `  [outdated: ${hit.outdated.key} is now ${hit.outdated.now === null ? 'unknown' : formatValue(hit.outdated.now)}]` : ''}`,
+        );
       if (r.results.length === 0) io.out('  (no results)');
     }
   } finally {
@@ -81,6 +86,11 @@ export function timelineTable(entities: ReadonlyArray<Omit<TemporalEntity, 'stat
     e.expiresAt && Date.parse(e.expiresAt) <= now ? 'expired (hidden)' : e.category === 'ephemeral' ? `expires ${e.expiresAt?.slice(0, 16)}` : '',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) => '  ' + r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const fmt = (r: string[]) =>
+    '  ' +
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [fmt(head), fmt(widths.map((w) => '─'.repeat(w))), ...body.map(fmt)];
 }

@@ -136,7 +136,10 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
   const memory = await import('../adapters/inprocess/index.ts');
   const prefix = config.redis.keyPrefix;
 
-  const buffer = a.buffer === 'redis' ? new redisMod!.RedisTurnBuffer(redis!, prefix, { idempotencyHorizonMs: config.redis.idempotencyHorizonMs, appendDeadlineMs: config.redis.appendDeadlineMs, now: () => clock.now() }) : new sqlite!.SqliteTurnBuffer(db!);
+  const buffer =
+    a.buffer === 'redis'
+      ? new redisMod!.RedisTurnBuffer(redis!, prefix, { idempotencyHorizonMs: config.redis.idempotencyHorizonMs, appendDeadlineMs: config.redis.appendDeadlineMs, now: () => clock.now() })
+      : new sqlite!.SqliteTurnBuffer(db!);
   const cache = a.cache === 'redis' ? new redisMod!.RedisContextCache(redis!, prefix) : new sqlite!.SqliteContextCache(db!);
   const documents = a.documents === 'mongo' ? mongo!.documents : new sqlite!.SqliteDocumentStore(db!);
   const cold = a.cold === 'mongo' ? mongo!.cold : new sqlite!.SqliteColdArchive(db!);
@@ -144,16 +147,22 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
   const events = a.events === 'nats' ? new natsMod!.NatsEventBus(nc!, config.nats.subjectPrefix) : new memory.InProcessEventBus();
   const bus =
     a.bus === 'nats'
-      ? await natsMod!.JetStreamJobBus.create(nc!, { stream: config.nats.stream, subjectPrefix: config.nats.subjectPrefix, ackWaitMs: config.nats.ackWaitMs, maxDeliver: config.worker.maxDeliver, logger })
+      ? await natsMod!.JetStreamJobBus.create(nc!, {
+          stream: config.nats.stream,
+          subjectPrefix: config.nats.subjectPrefix,
+          ackWaitMs: config.nats.ackWaitMs,
+          maxDeliver: config.worker.maxDeliver,
+          logger,
+        })
       : new memory.InProcessJobBus({ logger });
   closers.push(() => bus.close());
 
-  const embedder = a.embedder === 'openai' ? new (await import('../adapters/openai/index.ts')).OpenAiEmbedder(config.embeddings) : new (await import('../adapters/offline/index.ts')).OfflineEmbedder({ dimensions: config.embeddings.dimensions });
+  const embedder =
+    a.embedder === 'openai'
+      ? new (await import('../adapters/openai/index.ts')).OpenAiEmbedder(config.embeddings)
+      : new (await import('../adapters/offline/index.ts')).OfflineEmbedder({ dimensions: config.embeddings.dimensions });
   const extractor = a.extractor === 'openai' ? new (await import('../adapters/openai/index.ts')).OpenAiExtractor(config.llm) : new (await import('../adapters/offline/index.ts')).OfflineExtractor();
-  const acus =
-    a.acus === 'qdrant'
-      ? await (await import('../adapters/qdrant/index.ts')).createQdrantAcuIndex({ ...config.qdrant, dimensions: embedder.dimensions })
-      : new sqlite!.SqliteAcuIndex(db!);
+  const acus = a.acus === 'qdrant' ? await (await import('../adapters/qdrant/index.ts')).createQdrantAcuIndex({ ...config.qdrant, dimensions: embedder.dimensions }) : new sqlite!.SqliteAcuIndex(db!);
   if (embedder.dimensions !== config.embeddings.dimensions) logger.warn('embedder dimensions differ from config', { embedder: embedder.dimensions, config: config.embeddings.dimensions });
   return { buffer, cache, documents, cold, acus, bus, lock, events, extractor, embedder };
 }

@@ -139,7 +139,10 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
   if (keys) {
     const auth = (raw['auth'] ??= {}) as { keys?: Array<{ sha256: string; tenantId: string }> };
     auth.keys ??= [];
-    for (const pair of keys.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const pair of keys
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const idx = pair.lastIndexOf(':');
       if (idx <= 0) throw new MemgateError('bad_request', 'MEMGATE_API_KEYS entries must be KEY:TENANT');
       auth.keys.push({ sha256: hashApiKey(pair.slice(0, idx)), tenantId: pair.slice(idx + 1) });

@@ -60,11 +60,20 @@ export const configSchema = z.strictObject({
       /** Optional second port answering health checks in any HTTP version (uWS answers only HTTP/1.1); 0 picks a free one. */
       healthPort: z.int().min(0).max(65535).optional(),
       /** Largest turn text accepted (bytes of UTF-8). */
-      maxTurnBytes: z.int().positive().default(32 * 1024),
+      maxTurnBytes: z
+        .int()
+        .positive()
+        .default(32 * 1024),
       /** Largest WebSocket frame or HTTP body answered; larger frames may close with 1009. */
-      maxPayloadBytes: z.int().positive().default(1024 * 1024),
+      maxPayloadBytes: z
+        .int()
+        .positive()
+        .default(1024 * 1024),
       /** Per-connection send buffer before backpressure handling kicks in. */
-      maxBackpressureBytes: z.int().positive().default(1024 * 1024),
+      maxBackpressureBytes: z
+        .int()
+        .positive()
+        .default(1024 * 1024),
       idleTimeoutS: z.int().min(0).default(120),
       /** Run extraction workers inside the gateway process (embedded default). */
       inlineWorkers: z.boolean().default(true),
@@ -87,7 +96,10 @@ export const configSchema = z.strictObject({
       url: z.string().default('redis://127.0.0.1:6379'),
       keyPrefix: z.string().default('mg:'),
       /** How long an archived turn's id still dedupes a retried append (0 = forever). */
-      idempotencyHorizonMs: z.int().min(0).default(7 * 24 * 3_600_000),
+      idempotencyHorizonMs: z
+        .int()
+        .min(0)
+        .default(7 * 24 * 3_600_000),
       /** An append waiting longer than this for Redis is answered `unavailable` (the client retries by turnId). */
       appendDeadlineMs: z.int().positive().default(250),
     })

@@ -97,7 +97,17 @@ const searchSchema = z.object({
     .optional(),
 });
 const searchBodySchema = searchSchema.extend({ agentId: scopeId, userId: scopeId });
-const topicsSchema = z.object({ topics: z.array(z.string().min(1).max(3 * MAX_ID_CHARS)).min(1).max(64) });
+const topicsSchema = z.object({
+  topics: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .max(3 * MAX_ID_CHARS),
+    )
+    .min(1)
+    .max(64),
+});
 
 /** Session start fields (WS `start`, HTTP `POST /v1/sessions`). */
 export type StartRequest = z.infer<typeof startSchema>;

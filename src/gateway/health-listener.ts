@@ -27,7 +27,9 @@ export function startHealthListener(host: string, port: number, draining: () => 
   server.headersTimeout = 5_000;
   server.requestTimeout = 5_000;
   return new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(new MemgateError('unavailable', `cannot listen for health checks on ${host}:${port} (${(err as Error).message}); choose another with MEMGATE_HEALTH_PORT`, { cause: err })));
+    server.once('error', (err) =>
+      reject(new MemgateError('unavailable', `cannot listen for health checks on ${host}:${port} (${(err as Error).message}); choose another with MEMGATE_HEALTH_PORT`, { cause: err })),
+    );
     server.listen({ host, port, exclusive: true }, () => {
       resolve({
         port: (server.address() as AddressInfo).port,

@@ -44,16 +44,18 @@ function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnIn
     return cork(ws, c, true, () => ack(ctx, ws, c, result, id, isBinary, t0, scope, sessionId));
   }
   ctx.inflight.enter();
-  return result.then(
-    (reply) => {
-      ctx.inflight.leave();
-      cork(ws, c, true, () => ack(ctx, ws, c, reply, id, isBinary, t0, scope, sessionId));
-    },
-    (err: unknown) => {
-      ctx.inflight.leave();
-      cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
-    },
-  ).catch((err: unknown) => ctx.logger.error('ws append reply failed', { err }));
+  return result
+    .then(
+      (reply) => {
+        ctx.inflight.leave();
+        cork(ws, c, true, () => ack(ctx, ws, c, reply, id, isBinary, t0, scope, sessionId));
+      },
+      (err: unknown) => {
+        ctx.inflight.leave();
+        cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
+      },
+    )
+    .catch((err: unknown) => ctx.logger.error('ws append reply failed', { err }));
 }
 
 function ack(ctx: GatewayContext, ws: Socket, c: Connection, r: AckReply, id: RequestId, isBinary: boolean, t0: number, scope: Scope, sessionId: string): void {

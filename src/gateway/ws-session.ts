@@ -60,7 +60,10 @@ export function wsBehavior(ctx: GatewayContext, sockets: Set<Socket>): WebSocket
 
 function upgrade(ctx: GatewayContext, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
   const json = (status: string, code: string, message: string) =>
-    res.writeStatus(status).writeHeader('content-type', 'application/json').end(JSON.stringify({ error: { code, message } }));
+    res
+      .writeStatus(status)
+      .writeHeader('content-type', 'application/json')
+      .end(JSON.stringify({ error: { code, message } }));
   if (ctx.draining) return void json('503 Service Unavailable', 'unavailable', 'server is shutting down');
   // RFC 6455 §4.4: a version we do not speak gets 426 and the version we do.
   if (req.getHeader('sec-websocket-version') !== '13') {

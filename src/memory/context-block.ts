@@ -147,7 +147,13 @@ function renderBlock(doc: HotDocument | null, p: BlockParts): string {
       countsHidden: true,
     },
     facts: { title: 'Current facts (confirmed — state them as true)', lines: p.facts.slice(0, MAX_FACT_LINES).map(factLine), total: p.facts.length, trimFromStart: false, countsHidden: true },
-    possibly: { title: 'Possibly (inferred — ask or hedge, do not assert)', lines: p.possibly.slice(0, MAX_POSSIBLY_LINES).map(factLine), total: p.possibly.length, trimFromStart: false, countsHidden: true },
+    possibly: {
+      title: 'Possibly (inferred — ask or hedge, do not assert)',
+      lines: p.possibly.slice(0, MAX_POSSIBLY_LINES).map(factLine),
+      total: p.possibly.length,
+      trimFromStart: false,
+      countsHidden: true,
+    },
     summaries: {
       title: 'Earlier sessions',
       lines: sortedSummaries.slice(-MAX_SUMMARIES).map((s) => annotate(p.state, `- ${day(s.from)}: ${clip(s.text, MAX_SUMMARY_CHARS)}`, p.summaryMarks.get(s.sessionId) ?? [])),

@@ -15,7 +15,11 @@ const fieldSpec = z
     description: z.string().trim().min(1, 'must not be empty').max(500, 'at most 500 characters'),
     hints: z.array(z.string().trim().min(1, 'must not be empty')).max(50).optional(),
     keyBy: z.string().trim().min(1, 'must not be empty').max(64).optional(),
-    ttlHours: z.number().positive('must be positive').max(24 * 365, 'at most a year').optional(),
+    ttlHours: z
+      .number()
+      .positive('must be positive')
+      .max(24 * 365, 'at most a year')
+      .optional(),
     values: z.array(z.string().trim().min(1, 'must not be empty')).optional(),
   })
   .superRefine((f, ctx) => {

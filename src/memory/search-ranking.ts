@@ -14,7 +14,10 @@ export function rankTiers(tiers: { facts: SearchResult[]; recent: SearchResult[]
   const results = [...tiers.facts, ...tiers.recent.filter((r) => !r.turnRefs.some((id) => inAcus.has(id))), ...tiers.acus];
   if (state) for (const r of results) markOutdated(r, state);
   if (state && asOf === undefined) keepCurrentAbove(results);
-  return results.map((r, i) => ({ r, i })).sort((a, b) => b.r.score - a.r.score || a.i - b.i).map((x) => x.r);
+  return results
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => b.r.score - a.r.score || a.i - b.i)
+    .map((x) => x.r);
 }
 
 /** Mark one result (any tier) that states a stale value: a history fact, or a text/turn stating one. */

@@ -72,9 +72,7 @@ export function scoreTurn(turn: Turn, index: number, count: number, weights: Sma
 /** A question mark anywhere, or a sentence opening with an interrogative or auxiliary verb. */
 export function isQuestion(text: string): boolean {
   if (text.includes('?')) return true;
-  return text
-    .split(/[.!]\s+/)
-    .some((sentence) => QUESTION_START.test(sentence.trim()));
+  return text.split(/[.!]\s+/).some((sentence) => QUESTION_START.test(sentence.trim()));
 }
 
 /**

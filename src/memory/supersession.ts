@@ -194,7 +194,9 @@ function retract(work: Work, old: TemporalEntity, by: TemporalEntity): void {
 
 /** With no active record (none yet, or the last one expired/was replaced), the new record continues the key's history. */
 function linkAfterLast(work: Work, rec: TemporalEntity): void {
-  const prev = chainOf(work.entities, rec.key).filter((e) => e !== rec && e.supersededBy === null).at(-1);
+  const prev = chainOf(work.entities, rec.key)
+    .filter((e) => e !== rec && e.supersededBy === null)
+    .at(-1);
   if (prev) rec.supersedes = prev.id;
 }
 
@@ -205,7 +207,9 @@ function linkAfterLast(work: Work, rec: TemporalEntity): void {
  */
 function insertHistory(work: Work, f: ResolvedFact): void {
   const t = Date.parse(f.validFrom);
-  const line = work.entities.filter((e) => e.key === f.key && e.status !== 'retracted' && !(e.status === 'active' && e.source === 'inferred')).sort((a, b) => Date.parse(a.validFrom) - Date.parse(b.validFrom));
+  const line = work.entities
+    .filter((e) => e.key === f.key && e.status !== 'retracted' && !(e.status === 'active' && e.source === 'inferred'))
+    .sort((a, b) => Date.parse(a.validFrom) - Date.parse(b.validFrom));
   let p = -1;
   line.forEach((e, i) => {
     if (Date.parse(e.validFrom) <= t) p = i;

@@ -41,13 +41,21 @@ export function acuIdOf(scope: Scope, contentHash: string): string {
  * earlier ACUs of the same window). Ids are deterministic, so a retried window
  * upserts the same points rather than adding new ones.
  */
-export async function compressWindow(deps: CompressDeps, scope: Scope, window: readonly Turn[], opts: { segmentTurns: number; dedupThreshold: number; now: number; knownProfile: Readonly<Record<string, FactValue>> }): Promise<CompressOutcome> {
+export async function compressWindow(
+  deps: CompressDeps,
+  scope: Scope,
+  window: readonly Turn[],
+  opts: { segmentTurns: number; dedupThreshold: number; now: number; knownProfile: Readonly<Record<string, FactValue>> },
+): Promise<CompressOutcome> {
   if (window.length === 0) return { acus: [], suppressed: 0 };
   const userName = typeof opts.knownProfile['full_name'] === 'string' ? opts.knownProfile['full_name'] : typeof opts.knownProfile['name'] === 'string' ? opts.knownProfile['name'] : undefined;
   const segments = segment(window, opts.segmentTurns);
   const drafts = (await Promise.all(segments.map((turns) => deps.extractor.compress({ turns, now: opts.now, ...(userName ? { userName } : {}) })))).flat();
   const byId = new Map(window.map((t) => [t.turnId, t]));
-  const cleaned = dedupeDrafts(drafts.filter((d) => d.text.trim().length > 0), byId);
+  const cleaned = dedupeDrafts(
+    drafts.filter((d) => d.text.trim().length > 0),
+    byId,
+  );
   if (cleaned.length === 0) return { acus: [], suppressed: 0 };
   const vectors = await deps.embedder.embed(cleaned.map((d) => d.text));
   const kept: Acu[] = [];

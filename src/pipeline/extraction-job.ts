@@ -124,12 +124,19 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
   if (!(await stillHeld())) throw new MemgateError('conflict', 'extraction lease expired before commit');
   if (!(await ports.documents.commitHot(next, doc.version))) throw new MemgateError('conflict', 'hot document changed during extraction');
 
-  if (window.length > 0) await ports.buffer.remove(scope, window.map((t) => t.turnId));
+  if (window.length > 0)
+    await ports.buffer.remove(
+      scope,
+      window.map((t) => t.turnId),
+    );
   const remaining = await ports.buffer.list(scope);
   await ports.cache.set(scope, packContext(buildSessionContext(next, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: remaining })));
 
   const finished = clock.now();
-  for (const [type, list] of [['fact.superseded', merged.superseded], ['fact.retracted', merged.retracted]] as const) {
+  for (const [type, list] of [
+    ['fact.superseded', merged.superseded],
+    ['fact.retracted', merged.retracted],
+  ] as const) {
     for (const old of list) ports.events.publish({ type, ...scopeFields(scope), at: finished, data: { key: old.key, field: old.field, oldId: old.id, newId: old.supersededBy } });
   }
   if (compressed.acus.length > 0) ports.events.publish({ type: 'acus.indexed', ...scopeFields(scope), at: finished, data: { count: compressed.acus.length, suppressed: compressed.suppressed } });
@@ -191,5 +198,21 @@ function scopeFields(scope: Scope): { tenantId: string; agentId: string; userId:
 }
 
 function skipped(reason: string): ExtractionReport {
-  return { ran: false, skipped: reason, turnsRead: 0, turnsKept: 0, turnsArchived: 0, turnsQuarantined: 0, factsExtracted: 0, entitiesInserted: 0, entitiesSuperseded: 0, entitiesRetracted: 0, profileUpdated: 0, acusIndexed: 0, acusSuppressed: 0, version: 0, durationMs: 0 };
+  return {
+    ran: false,
+    skipped: reason,
+    turnsRead: 0,
+    turnsKept: 0,
+    turnsArchived: 0,
+    turnsQuarantined: 0,
+    factsExtracted: 0,
+    entitiesInserted: 0,
+    entitiesSuperseded: 0,
+    entitiesRetracted: 0,
+    profileUpdated: 0,
+    acusIndexed: 0,
+    acusSuppressed: 0,
+    version: 0,
+    durationMs: 0,
+  };
 }

@@ -72,12 +72,21 @@ export async function quarantineTurns(deps: QuarantineDeps, scope: Scope, doc: H
   if (fresh.length > 0) {
     const gone = new Set(fresh.map((d) => idOf(d.turn)));
     // A kept turn leaves `recent` with the buffer: the leftover check expects every kept turn still buffered.
-    next = { ...doc, recent: doc.recent.filter((t) => !gone.has(t.turnId)), quarantined: [...(doc.quarantined ?? []), ...fresh.map((d) => quarantineRecord(d, now))].slice(-MAX_QUARANTINED), version: doc.version + 1, updatedAt: iso(now) };
+    next = {
+      ...doc,
+      recent: doc.recent.filter((t) => !gone.has(t.turnId)),
+      quarantined: [...(doc.quarantined ?? []), ...fresh.map((d) => quarantineRecord(d, now))].slice(-MAX_QUARANTINED),
+      version: doc.version + 1,
+      updatedAt: iso(now),
+    };
     if (!(await stillHeld())) throw new MemgateError('conflict', 'extraction lease expired before quarantine');
     if (!(await deps.ports.documents.commitHot(next, doc.version))) throw new MemgateError('conflict', 'hot document changed during quarantine');
   }
   // Already-recorded ones too: an earlier run committed them and died before this removal.
-  await deps.ports.buffer.remove(scope, defective.map((d) => idOf(d.turn)));
+  await deps.ports.buffer.remove(
+    scope,
+    defective.map((d) => idOf(d.turn)),
+  );
   for (const d of fresh) {
     const turnId = idOf(d.turn);
     deps.logger.warn('turn quarantined', { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId, turnId, reason: d.reason });

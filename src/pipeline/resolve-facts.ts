@@ -54,7 +54,11 @@ export function resolveFacts(facts: readonly ExtractedFact[], schema: Extraction
 
 /** A qualifier is part of an entity key: stable lower-case form, so "12 MG Road" and "12 mg road" match. */
 export function normaliseQualifier(q: string | undefined): string {
-  return (q ?? '').trim().toLowerCase().replace(/\s+/g, ' ').replace(/[.,;]+$/, '');
+  return (q ?? '')
+    .trim()
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[.,;]+$/, '');
 }
 
 function downgradeForSpeech(source: ExtractedFact['source'], evidence: readonly Turn[], low: number): ExtractedFact['source'] {

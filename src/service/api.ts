@@ -6,15 +6,12 @@ import type { AckReply, ContextReply, SearchReply } from '../core/wire.ts';
 
 export type { AckReply, ContextReply, SearchReply };
 
-
 /** A started session whose context is still serialised (see memory/encoded-context.ts). */
 export interface EncodedStart {
   sessionId: string;
   context: EncodedContext;
   tookMs: number;
 }
-
-
 
 export interface SearchOptions {
   k?: number;

@@ -151,7 +151,11 @@ export class MemoryService implements MemoryApi {
     if (query.trim().length === 0) throw badRequest('query must not be empty');
     const m = this.config.memory;
     const p = this.ports;
-    const memory = { hot: (s: Scope) => p.documents.getHot(s), buffered: async (s: Scope) => (await p.buffer.list(s)).filter((t) => turnDefect(t) === null), schema: (s: Scope) => this.schemas.get(s.tenantId, s.agentId) };
+    const memory = {
+      hot: (s: Scope) => p.documents.getHot(s),
+      buffered: async (s: Scope) => (await p.buffer.list(s)).filter((t) => turnDefect(t) === null),
+      schema: (s: Scope) => this.schemas.get(s.tenantId, s.agentId),
+    };
     const deps = { acus: p.acus, cold: p.cold, embedder: p.embedder, now: () => performance.now(), memory, clock: () => this.clock.now() };
     const { results, partial } = await searchCascade(deps, scope, query, {
       k: options.k ?? m.searchK,

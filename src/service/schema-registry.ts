@@ -16,7 +16,11 @@ const EMPTY_SCHEMA: ExtractionSchema = { fields: [] };
 export class SchemaRegistry {
   private readonly files = new Map<string, ExtractionSchema>();
 
-  constructor(private readonly documents: DocumentStore, dir: string, logger: Logger) {
+  constructor(
+    private readonly documents: DocumentStore,
+    dir: string,
+    logger: Logger,
+  ) {
     if (!existsSync(dir)) {
       logger.warn('schemas directory not found; agents without a stored schema extract no fields', { dir });
       return;

@@ -18,8 +18,30 @@ const WEEKDAY_RE = '(sunday|monday|tuesday|wednesday|thursday|friday|saturday)';
 const COUNT_RE = '(\\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|couple of|a few|few|several)';
 const UNIT_RE = '(day|week|fortnight|month|year)s?';
 const PART_RE = '(morning|afternoon|evening|night)';
-const ORD_RE = `(${Object.keys(ORDINALS).sort((a, b) => b.length - a.length).join('|')})`;
-const COUNTS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12, 'a couple of': 2, 'couple of': 2, 'a few': 3, few: 3, several: 3 };
+const ORD_RE = `(${Object.keys(ORDINALS)
+  .sort((a, b) => b.length - a.length)
+  .join('|')})`;
+const COUNTS: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  'a couple of': 2,
+  'couple of': 2,
+  'a few': 3,
+  few: 3,
+  several: 3,
+};
 const PART_TIME: Record<string, TimeOfDay> = { morning: { h: 9, m: 0 }, afternoon: { h: 14, m: 0 }, evening: { h: 18, m: 0 }, night: { h: 20, m: 0 } };
 
 /** YYYY-MM-DD of an epoch-ms instant (UTC). */
@@ -93,57 +115,78 @@ const rx = (s: string) => new RegExp(`\\b${s}\\b`, 'gi');
 /** The date expression rules: a global regex and the resolver of one of its matches. */
 export const DATE_RULES: Rule[] = [
   [rx('(\\d{4})-(\\d{2})-(\\d{2})'), (m) => ({ ms: utc(+m[1]!, +m[2]! - 1, +m[3]!), gran: 'day', absolute: true })],
-  [rx('(\\d{1,2})[/.](\\d{1,2})[/.](\\d{4}|\\d{2})'), (m) => {
-    // Day first (the Indian and European order) unless that cannot be a month.
-    let [d, mo] = [+m[1]!, +m[2]!];
-    if (mo > 12 && d <= 12) [d, mo] = [mo, d];
-    const y = m[3]!.length === 2 ? 2000 + +m[3]! : +m[3]!;
-    return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 ? { ms: utc(y, mo - 1, d), gran: 'day', absolute: true } : null;
-  }],
+  [
+    rx('(\\d{1,2})[/.](\\d{1,2})[/.](\\d{4}|\\d{2})'),
+    (m) => {
+      // Day first (the Indian and European order) unless that cannot be a month.
+      let [d, mo] = [+m[1]!, +m[2]!];
+      if (mo > 12 && d <= 12) [d, mo] = [mo, d];
+      const y = m[3]!.length === 2 ? 2000 + +m[3]! : +m[3]!;
+      return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 ? { ms: utc(y, mo - 1, d), gran: 'day', absolute: true } : null;
+    },
+  ],
   [rx(`${MONTH_RE}\\.?\\s+(?:the\\s+)?(\\d{1,2})(?:st|nd|rd|th)?(?:,?\\s+(\\d{4}))?`), (m, t, p) => monthDay(m[1]!, +m[2]!, m[3], t, p)],
   [rx(`(?:the\\s+)?(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}(?:,?\\s+(\\d{4}))?`), (m, t, p) => monthDay(m[2]!, +m[1]!, m[3], t, p)],
   [rx(`${MONTH_RE}\\s+(?:the\\s+)?${ORD_RE}(?:,?\\s+(\\d{4}))?`), (m, t, p) => monthDay(m[1]!, ORDINALS[m[2]!.toLowerCase()]!, m[3], t, p)],
   [rx(`(?:the\\s+)?${ORD_RE}\\s+(?:of\\s+)?${MONTH_RE}(?:,?\\s+(\\d{4}))?`), (m, t, p) => monthDay(m[2]!, ORDINALS[m[1]!.toLowerCase()]!, m[3], t, p)],
-  [rx('the\\s+(\\d{1,2})(?:st|nd|rd|th)'), (m, t, p) => {
-    const d = +m[1]!;
-    if (d < 1 || d > 31) return null;
-    const here = addMonths(t, 0, d);
-    const ms = p ? (here <= t ? here : addMonths(t, -1, d)) : here >= t ? here : addMonths(t, 1, d);
-    return { ms, gran: 'day' };
-  }],
-  [rx(`(?:(early|mid|late|the\\s+end\\s+of|end\\s+of|the\\s+beginning\\s+of|beginning\\s+of|the\\s+start\\s+of|start\\s+of)\\s+)?(?:(next|last|this|coming)\\s+)?${MONTH_RE}(?:\\s+(\\d{4}))?`), (m, t, p) => month(m, t, p)],
+  [
+    rx('the\\s+(\\d{1,2})(?:st|nd|rd|th)'),
+    (m, t, p) => {
+      const d = +m[1]!;
+      if (d < 1 || d > 31) return null;
+      const here = addMonths(t, 0, d);
+      const ms = p ? (here <= t ? here : addMonths(t, -1, d)) : here >= t ? here : addMonths(t, 1, d);
+      return { ms, gran: 'day' };
+    },
+  ],
+  [
+    rx(`(?:(early|mid|late|the\\s+end\\s+of|end\\s+of|the\\s+beginning\\s+of|beginning\\s+of|the\\s+start\\s+of|start\\s+of)\\s+)?(?:(next|last|this|coming)\\s+)?${MONTH_RE}(?:\\s+(\\d{4}))?`),
+    (m, t, p) => month(m, t, p),
+  ],
   [rx(`(?:the\\s+)?day\\s+after\\s+tomorrow`), (_m, t) => ({ ms: t + 2 * DAY_MS, gran: 'day' })],
   [rx(`(?:the\\s+)?day\\s+before\\s+yesterday`), (_m, t) => ({ ms: t - 2 * DAY_MS, gran: 'day' })],
-  [rx(`(today|tonight|tomorrow|tmrw|yesterday)(?:\\s+${PART_RE})?`), (m, t) => {
-    const w = m[1]!.toLowerCase();
-    const off = w === 'yesterday' ? -1 : w.startsWith('t') && w !== 'today' && w !== 'tonight' ? 1 : 0;
-    return partHit(t + off * DAY_MS, w === 'tonight' ? 'night' : m[2]);
-  }],
+  [
+    rx(`(today|tonight|tomorrow|tmrw|yesterday)(?:\\s+${PART_RE})?`),
+    (m, t) => {
+      const w = m[1]!.toLowerCase();
+      const off = w === 'yesterday' ? -1 : w.startsWith('t') && w !== 'today' && w !== 'tonight' ? 1 : 0;
+      return partHit(t + off * DAY_MS, w === 'tonight' ? 'night' : m[2]);
+    },
+  ],
   [rx(`this\\s+${PART_RE}`), (m, t) => partHit(t, m[1])],
   [rx('last\\s+night'), (_m, t) => partHit(t - DAY_MS, 'night')],
-  [rx(`(?:(next|this\\s+coming|coming|this|last|past)\\s+)?${WEEKDAY_RE}(?!s)(?:\\s+(next\\s+week|after\\s+next))?(?:\\s+${PART_RE})?`), (m, t, p) => {
-    const target = WEEKDAYS.indexOf(m[2]!.toLowerCase());
-    const q = (m[1] ?? '').toLowerCase().replace(/\s+/g, ' ');
-    const now = weekday(t);
-    let ms: number;
-    if (q === 'last' || q === 'past') ms = t - (((now - target + 6) % 7) + 1) * DAY_MS;
-    else if (p && q === '') ms = t - ((now - target + 7) % 7) * DAY_MS;
-    else ms = t + (((target - now + 6) % 7) + 1) * DAY_MS;
-    if (m[3]) ms = mondayOf(t) + (m[3].toLowerCase().startsWith('after') ? 14 : 7) * DAY_MS + ((target + 6) % 7) * DAY_MS;
-    const hit = partHit(ms, m[4]);
-    return { ...hit, label: `${cap(m[2]!.toLowerCase())} ${hit.label ?? ymd(ms)}` };
-  }],
+  [
+    rx(`(?:(next|this\\s+coming|coming|this|last|past)\\s+)?${WEEKDAY_RE}(?!s)(?:\\s+(next\\s+week|after\\s+next))?(?:\\s+${PART_RE})?`),
+    (m, t, p) => {
+      const target = WEEKDAYS.indexOf(m[2]!.toLowerCase());
+      const q = (m[1] ?? '').toLowerCase().replace(/\s+/g, ' ');
+      const now = weekday(t);
+      let ms: number;
+      if (q === 'last' || q === 'past') ms = t - (((now - target + 6) % 7) + 1) * DAY_MS;
+      else if (p && q === '') ms = t - ((now - target + 7) % 7) * DAY_MS;
+      else ms = t + (((target - now + 6) % 7) + 1) * DAY_MS;
+      if (m[3]) ms = mondayOf(t) + (m[3].toLowerCase().startsWith('after') ? 14 : 7) * DAY_MS + ((target + 6) % 7) * DAY_MS;
+      const hit = partHit(ms, m[4]);
+      return { ...hit, label: `${cap(m[2]!.toLowerCase())} ${hit.label ?? ymd(ms)}` };
+    },
+  ],
   [rx(`in\\s+(?:another\\s+)?${COUNT_RE}\\s+${UNIT_RE}(?:'?\\s*time)?`), (m, t) => ({ ms: addUnits(t, count(m[1]), m[2]!), gran: 'day', ownPrep: true })],
   [rx(`${COUNT_RE}\\s+${UNIT_RE}\\s+(?:from\\s+now|from\\s+today|later)`), (m, t) => ({ ms: addUnits(t, count(m[1]), m[2]!), gran: 'day', ownPrep: true })],
   [rx(`${COUNT_RE}\\s+${UNIT_RE}\\s+(?:ago|back)`), (m, t) => ({ ms: addUnits(t, -count(m[1]), m[2]!), gran: 'day', ownPrep: true })],
-  [rx(`(?:after|within)\\s+(?:the\\s+next\\s+)?${COUNT_RE}\\s+${UNIT_RE}`), (m, t) => {
-    const ms = addUnits(t, count(m[1]), m[2]!);
-    return { ms, gran: 'day', ownPrep: true, label: `${/^within/i.test(m[0]) ? 'by' : 'after'} ${ymd(ms)}`, defaultPrep: '' };
-  }],
-  [rx(`(?:for|over|in|during)\\s+the\\s+(?:past|last)\\s+(?:${COUNT_RE}\\s+)?${UNIT_RE}`), (m, t) => {
-    const ms = addUnits(t, -count(m[1]), m[2]!);
-    return { ms, gran: 'day', ownPrep: true, label: `since ${ymd(ms)}`, defaultPrep: '' };
-  }],
+  [
+    rx(`(?:after|within)\\s+(?:the\\s+next\\s+)?${COUNT_RE}\\s+${UNIT_RE}`),
+    (m, t) => {
+      const ms = addUnits(t, count(m[1]), m[2]!);
+      return { ms, gran: 'day', ownPrep: true, label: `${/^within/i.test(m[0]) ? 'by' : 'after'} ${ymd(ms)}`, defaultPrep: '' };
+    },
+  ],
+  [
+    rx(`(?:for|over|in|during)\\s+the\\s+(?:past|last)\\s+(?:${COUNT_RE}\\s+)?${UNIT_RE}`),
+    (m, t) => {
+      const ms = addUnits(t, -count(m[1]), m[2]!);
+      return { ms, gran: 'day', ownPrep: true, label: `since ${ymd(ms)}`, defaultPrep: '' };
+    },
+  ],
   [rx(`(?:the\\s+)?week\\s+after\\s+next`), (_m, t) => weekHit(mondayOf(t) + 14 * DAY_MS)],
   [rx('(?:(next|last|this|coming|past|previous|following)\\s+)(week|weekend|month|year)'), (m, t) => period(m[1]!, m[2]!, t)],
   [rx('(?:the\\s+)?(end|beginning|start|middle)\\s+of\\s+(?:the\\s+|this\\s+)?(?:(next|last)\\s+)?(week|month|year)'), (m, t) => edgeOf(m[1]!, m[2], m[3]!, t)],
@@ -158,7 +201,10 @@ function monthDay(mon: string, d: number, year: string | undefined, today: numbe
 }
 
 function month(m: RegExpExecArray, today: number, past: boolean): Hit | null {
-  const edge = (m[1] ?? '').toLowerCase().replace(/^the\s+/, '').replace(/\s+of$/, '');
+  const edge = (m[1] ?? '')
+    .toLowerCase()
+    .replace(/^the\s+/, '')
+    .replace(/\s+of$/, '');
   const q = (m[2] ?? '').toLowerCase();
   const name = m[3]!;
   // "may" is a modal verb far more often than a month; "mar"/"jan" etc. only as whole words.

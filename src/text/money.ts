@@ -13,17 +13,64 @@ export interface MoneySpan {
 }
 
 const PREFIX: Record<string, string> = {
-  '₹': 'INR', rs: 'INR', 'rs.': 'INR', inr: 'INR', $: 'USD', us$: 'USD', usd: 'USD',
-  '€': 'EUR', eur: 'EUR', '£': 'GBP', gbp: 'GBP', aed: 'AED', sgd: 'SGD', cad: 'CAD', aud: 'AUD',
+  '₹': 'INR',
+  rs: 'INR',
+  'rs.': 'INR',
+  inr: 'INR',
+  $: 'USD',
+  us$: 'USD',
+  usd: 'USD',
+  '€': 'EUR',
+  eur: 'EUR',
+  '£': 'GBP',
+  gbp: 'GBP',
+  aed: 'AED',
+  sgd: 'SGD',
+  cad: 'CAD',
+  aud: 'AUD',
 };
 const SUFFIX: Record<string, string> = {
-  rupee: 'INR', rupees: 'INR', rs: 'INR', 'rs.': 'INR', inr: 'INR', dollar: 'USD', dollars: 'USD', bucks: 'USD', usd: 'USD',
-  euro: 'EUR', euros: 'EUR', eur: 'EUR', pound: 'GBP', pounds: 'GBP', sterling: 'GBP', quid: 'GBP', gbp: 'GBP',
-  dirham: 'AED', dirhams: 'AED', aed: 'AED',
+  rupee: 'INR',
+  rupees: 'INR',
+  rs: 'INR',
+  'rs.': 'INR',
+  inr: 'INR',
+  dollar: 'USD',
+  dollars: 'USD',
+  bucks: 'USD',
+  usd: 'USD',
+  euro: 'EUR',
+  euros: 'EUR',
+  eur: 'EUR',
+  pound: 'GBP',
+  pounds: 'GBP',
+  sterling: 'GBP',
+  quid: 'GBP',
+  gbp: 'GBP',
+  dirham: 'AED',
+  dirhams: 'AED',
+  aed: 'AED',
 };
 const SCALE: Record<string, number> = {
-  k: 1e3, thousand: 1e3, grand: 1e3, l: 1e5, lakh: 1e5, lakhs: 1e5, lac: 1e5, lacs: 1e5, crore: 1e7, crores: 1e7, cr: 1e7,
-  m: 1e6, mn: 1e6, million: 1e6, millions: 1e6, b: 1e9, bn: 1e9, billion: 1e9, billions: 1e9,
+  k: 1e3,
+  thousand: 1e3,
+  grand: 1e3,
+  l: 1e5,
+  lakh: 1e5,
+  lakhs: 1e5,
+  lac: 1e5,
+  lacs: 1e5,
+  crore: 1e7,
+  crores: 1e7,
+  cr: 1e7,
+  m: 1e6,
+  mn: 1e6,
+  million: 1e6,
+  millions: 1e6,
+  b: 1e9,
+  bn: 1e9,
+  billion: 1e9,
+  billions: 1e9,
 };
 const INDIAN_SCALES = new Set(['l', 'lakh', 'lakhs', 'lac', 'lacs', 'crore', 'crores', 'cr']);
 
@@ -44,8 +91,7 @@ export function findMoney(text: string, defaultCurrency = 'USD'): MoneySpan[] {
     const suf = g['suf']?.toLowerCase();
     const scale = scaleWord ? (SCALE[scaleWord] ?? 1) : 1;
     const amount = Math.round((parseDigits(num) + Number(g['dec'] ?? 0)) * scale * 100) / 100;
-    const currency =
-      (pre && PREFIX[pre]) || (suf && SUFFIX[suf]) || (INDIAN_SCALES.has(scaleWord) ? 'INR' : defaultCurrency.toUpperCase());
+    const currency = (pre && PREFIX[pre]) || (suf && SUFFIX[suf]) || (INDIAN_SCALES.has(scaleWord) ? 'INR' : defaultCurrency.toUpperCase());
     if (!Number.isFinite(amount)) continue;
     const start = (m.index ?? 0) + (m[0].length - m[0].trimStart().length);
     const currencyStated = Boolean(pre || suf || INDIAN_SCALES.has(scaleWord));

@@ -5,8 +5,26 @@
  */
 
 const UNITS: Record<string, number> = {
-  zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19,
+  zero: 0,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
 };
 const TENS: Record<string, number> = { twenty: 20, thirty: 30, forty: 40, fourty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90 };
 const SMALL_SCALES: Record<string, number> = { hundred: 100, thousand: 1000, dozen: 12 };
@@ -16,9 +34,27 @@ export const ORDINALS: Readonly<Record<string, number>> = buildOrdinals();
 
 function buildOrdinals(): Record<string, number> {
   const base: Record<string, number> = {
-    first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, seventh: 7, eighth: 8, ninth: 9, tenth: 10,
-    eleventh: 11, twelfth: 12, thirteenth: 13, fourteenth: 14, fifteenth: 15, sixteenth: 16, seventeenth: 17,
-    eighteenth: 18, nineteenth: 19, twentieth: 20, thirtieth: 30,
+    first: 1,
+    second: 2,
+    third: 3,
+    fourth: 4,
+    fifth: 5,
+    sixth: 6,
+    seventh: 7,
+    eighth: 8,
+    ninth: 9,
+    tenth: 10,
+    eleventh: 11,
+    twelfth: 12,
+    thirteenth: 13,
+    fourteenth: 14,
+    fifteenth: 15,
+    sixteenth: 16,
+    seventeenth: 17,
+    eighteenth: 18,
+    nineteenth: 19,
+    twentieth: 20,
+    thirtieth: 30,
   };
   const out: Record<string, number> = { ...base };
   for (let d = 1; d <= 9; d++) {
@@ -40,7 +76,11 @@ const PRONOUN_ONE_AFTER = /^\s*(?:[,.;:!?]|$|(?:and|or|but|is|was|for|at|in|on|w
 
 /** Numeric value of a run of number words, or null when it is not one well-formed number. */
 export function parseNumberWords(run: string): number | null {
-  const words = run.toLowerCase().replace(/-/g, ' ').split(/\s+/).filter((w) => w !== 'and' && w !== '');
+  const words = run
+    .toLowerCase()
+    .replace(/-/g, ' ')
+    .split(/\s+/)
+    .filter((w) => w !== 'and' && w !== '');
   if (words.length === 0) return null;
   if (words.length >= 3 && words.every((w) => isDigitWord(w))) return null; // a digit string, see digitsOf
   let total = 0;
@@ -115,7 +155,11 @@ export function wordsToDigits(text: string): string {
   let out = text.replace(/\bhalf\s+a\s+(lakh|crore|million|billion)/gi, '0.5 $1');
   out = out.replace(/\ba\s+(lakh|crore|million|billion)\b/gi, '1 $1');
   return out.replace(RUN, (run, offset: number, whole: string) => {
-    const words = run.toLowerCase().replace(/-/g, ' ').split(/\s+/).filter((w) => w !== 'and' && w !== '');
+    const words = run
+      .toLowerCase()
+      .replace(/-/g, ' ')
+      .split(/\s+/)
+      .filter((w) => w !== 'and' && w !== '');
     if (words.length >= 3 && words.every(isDigitWord)) return digitsOf(words) ?? run;
     // "40 thousand", "2.5 thousand": a scale word after digits scales them; the money parser
     // reads it as a word, so it must not become a second number ("40 1000").

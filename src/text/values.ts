@@ -51,7 +51,12 @@ export function normalizeValue(field: FieldDef, raw: FactValue, refTs: number): 
       return typeof raw === 'string' || typeof raw === 'number' ? matchEnum(String(raw), field.values ?? []) : null;
     case 'string': {
       const s = isMoney(raw) ? formatMoney(raw) : String(raw);
-      const clean = s.replace(/\s+/g, ' ').trim().replace(/^["'“‘]+|["'”’]+$/g, '').replace(/[\s,;:]+$/, '').trim();
+      const clean = s
+        .replace(/\s+/g, ' ')
+        .trim()
+        .replace(/^["'“‘]+|["'”’]+$/g, '')
+        .replace(/[\s,;:]+$/, '')
+        .trim();
       return clean === '' ? null : clean;
     }
     default:
@@ -124,7 +129,14 @@ const ENUM_SYNONYMS: Record<string, string[]> = {
   interest: ['keen', 'like'],
 };
 
-const words = (s: string) => s.toLowerCase().replace(/['’]/g, '').replace(/[^a-z0-9]+/g, ' ').trim().split(' ').filter(Boolean);
+const words = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/['’]/g, '')
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter(Boolean);
 
 /**
  * The enum value `raw` names: exact (case-, space- and underscore-insensitive), else a value whose
@@ -155,7 +167,12 @@ export function matchEnum(raw: string, values: readonly string[]): string | null
   return null;
 }
 
-const canon = (s: string) => s.replace(/\s+/g, ' ').trim().replace(/[.!?]+$/, '').toLowerCase();
+const canon = (s: string) =>
+  s
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?]+$/, '')
+    .toLowerCase();
 
 /** Same fact value? Money compares amount and currency; strings ignore case and spacing. */
 export function valuesEqual(a: FactValue, b: FactValue): boolean {

@@ -18,24 +18,17 @@ export interface WorkerOptions {
  * `run` is where the extraction itself happens: here by default; the embedded
  * thread lane passes its own, so the bus, retries and failure events stay here.
  */
-export function startExtractionWorker(
-  deps: ExtractionDeps,
-  options: WorkerOptions,
-  run: (scope: Scope) => Promise<unknown> = (scope) => runExtractionWhenFree(deps, scope, deps.lockTtlMs),
-): Consumer {
+export function startExtractionWorker(deps: ExtractionDeps, options: WorkerOptions, run: (scope: Scope) => Promise<unknown> = (scope) => runExtractionWhenFree(deps, scope, deps.lockTtlMs)): Consumer {
   const { ports, logger } = deps;
-  return ports.bus.consume(
-    async (job, ctl) => {
-      try {
-        await run(job.scope);
-      } catch (err) {
-        const e = toMemgateError(err);
-        const { tenantId, agentId, userId } = job.scope;
-        logger.warn('extraction failed', { err: e, attempt: ctl.attempt, retryable: e.retryable, tenantId, agentId, userId });
-        ports.events.publish({ type: 'extraction.failed', tenantId, agentId, userId, at: Date.now(), data: { code: e.code, attempt: ctl.attempt, retryable: e.retryable } });
-        throw e;
-      }
-    },
-    options,
-  );
+  return ports.bus.consume(async (job, ctl) => {
+    try {
+      await run(job.scope);
+    } catch (err) {
+      const e = toMemgateError(err);
+      const { tenantId, agentId, userId } = job.scope;
+      logger.warn('extraction failed', { err: e, attempt: ctl.attempt, retryable: e.retryable, tenantId, agentId, userId });
+      ports.events.publish({ type: 'extraction.failed', tenantId, agentId, userId, at: Date.now(), data: { code: e.code, attempt: ctl.attempt, retryable: e.retryable } });
+      throw e;
+    }
+  }, options);
 }

@@ -111,7 +111,10 @@ class ExtractionThread implements ThreadLane {
   private readonly up: Promise<void>;
   private markUp!: () => void;
 
-  constructor(config: Config, private readonly options: ThreadLaneOptions) {
+  constructor(
+    config: Config,
+    private readonly options: ThreadLaneOptions,
+  ) {
     this.log = options.logger.child({ component: 'thread-lane' });
     this.up = new Promise<void>((resolve) => (this.markUp = resolve));
     const entry = (options.entry ?? DEFAULT_ENTRY).href;

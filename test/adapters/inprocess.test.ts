@@ -42,14 +42,17 @@ describe('InProcessJobBus (adapter-only)', () => {
     const running = new Map<string, number>();
     let overlap = false;
     const seen: ExtractionJob[] = [];
-    const consumer = bus.consume(async (job) => {
-      seen.push(job);
-      const user = job.scope.userId;
-      running.set(user, (running.get(user) ?? 0) + 1);
-      if (running.get(user)! > 1) overlap = true;
-      if (seen.length === 1) await hold.promise;
-      running.set(user, running.get(user)! - 1);
-    }, { ...OPTIONS, concurrency: 4 });
+    const consumer = bus.consume(
+      async (job) => {
+        seen.push(job);
+        const user = job.scope.userId;
+        running.set(user, (running.get(user) ?? 0) + 1);
+        if (running.get(user)! > 1) overlap = true;
+        if (seen.length === 1) await hold.promise;
+        running.set(user, running.get(user)! - 1);
+      },
+      { ...OPTIONS, concurrency: 4 },
+    );
     await bus.publish(makeJob(a, 'threshold'));
     await waitFor(() => seen.length === 1);
     await bus.publish(makeJob(a, 'end'));
@@ -68,10 +71,13 @@ describe('InProcessJobBus (adapter-only)', () => {
     const bus = new InProcessJobBus();
     const a = randomScope();
     const attempts: number[] = [];
-    const consumer = bus.consume(async (_job, ctl) => {
-      attempts.push(ctl.attempt);
-      if (ctl.attempt === 1) throw new Error('once');
-    }, { ...OPTIONS, retryDelayMs: 200 });
+    const consumer = bus.consume(
+      async (_job, ctl) => {
+        attempts.push(ctl.attempt);
+        if (ctl.attempt === 1) throw new Error('once');
+      },
+      { ...OPTIONS, retryDelayMs: 200 },
+    );
     await bus.publish(makeJob(a));
     await waitFor(() => attempts.length === 1);
     await waitFor(async () => (await bus.depth()) === 1);

@@ -7,7 +7,7 @@ const norm = (a: Float32Array) => Math.sqrt(cosine(a, a));
 
 const ACUS = [
   "Rajiv Kumar (user) said Rajiv Kumar's budget is around 50 lakhs for now, as of 2026-01-05.",
-  "Rajiv Kumar (user) applied for a loan with HDFC in the week of 2025-12-29, still waiting, as of 2026-01-05.",
+  'Rajiv Kumar (user) applied for a loan with HDFC in the week of 2025-12-29, still waiting, as of 2026-01-05.',
   "Rajiv Kumar (user) said maybe, Rajiv Kumar is thinking about Sarjapur too, Rajiv Kumar's wife likes the schools there, as of 2026-01-15.",
   "Rajiv Kumar (user) is looking for a 3 BHK flat, ideally near Whitefield because Rajiv Kumar's office is there, as of 2026-01-05.",
   'Meera Shah (user) has been on metformin, 500 mg twice a day, since 2026-01-12, as of 2026-01-15.',

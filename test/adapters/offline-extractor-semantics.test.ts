@@ -50,39 +50,49 @@ const realEstate: ExtractionSchema = {
 const rentals: ExtractionSchema = {
   fields: [
     { name: 'offered_rent', category: 'temporal', type: 'money', description: 'Monthly rent the caller offers, in INR', hints: ['rent', 'offer', 'a month'], keyBy: 'property' },
-    { name: 'viewing_status', category: 'temporal', type: 'enum', values: ['shortlisted', 'rejected'], description: 'Where a property stands for the caller', hints: ['shortlist', 'reject'], keyBy: 'property' },
+    {
+      name: 'viewing_status',
+      category: 'temporal',
+      type: 'enum',
+      values: ['shortlisted', 'rejected'],
+      description: 'Where a property stands for the caller',
+      hints: ['shortlist', 'reject'],
+      keyBy: 'property',
+    },
   ],
 };
 
 describe('corrections across turns', () => {
   it('"Actually I moved to Mysore last month" after "I live in Chennai": a correction dated one month before the turn', async () => {
-    const facts = await extract(profile, call('c', [
-      { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'Where do you live?' },
-      { role: 'user', at: '2026-03-10T10:00:05Z', text: 'I live in Chennai.' },
-      { role: 'agent', at: '2026-03-10T10:00:10Z', text: 'Lovely city.' },
-      { role: 'user', at: '2026-03-10T10:00:20Z', text: 'Actually I moved to Mysore last month.' },
-    ]));
+    const facts = await extract(
+      profile,
+      call('c', [
+        { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'Where do you live?' },
+        { role: 'user', at: '2026-03-10T10:00:05Z', text: 'I live in Chennai.' },
+        { role: 'agent', at: '2026-03-10T10:00:10Z', text: 'Lovely city.' },
+        { role: 'user', at: '2026-03-10T10:00:20Z', text: 'Actually I moved to Mysore last month.' },
+      ]),
+    );
     expect(only(facts, 'city')).toEqual([
       { field: 'city', value: 'Chennai', source: 'explicit', evidence: ['c-1'] },
       { field: 'city', value: 'Mysore', source: 'explicit', evidence: ['c-3'], validFrom: '2026-02-10T00:00:00.000Z', correction: true },
     ]);
   });
 
-  it.each([
-    ['Correction: my budget is 60 lakhs.'],
-    ["Sorry, it's 60 lakhs, my budget I mean."],
-    ['Actually my budget is 60 lakhs.'],
-  ])('marks "%s" as a correction', async (text) => {
+  it.each([['Correction: my budget is 60 lakhs.'], ["Sorry, it's 60 lakhs, my budget I mean."], ['Actually my budget is 60 lakhs.']])('marks "%s" as a correction', async (text) => {
     const facts = await extract(realEstate, call('k', [{ role: 'user', at: '2026-03-10T10:00:00Z', text }]));
     expect(only(facts, 'budget')).toEqual([{ field: 'budget', value: { amount: 6_000_000, currency: 'INR' }, source: 'explicit', evidence: ['k-0'], correction: true }]);
   });
 
   it('a value said before the cue in the same sentence is no correction, and a plain "no" answer is none', async () => {
-    const facts = await extract(realEstate, call('n', [
-      { role: 'user', at: '2026-03-10T10:00:00Z', text: 'My name is Rajiv Kumar and actually my budget is 60 lakhs.' },
-      { role: 'agent', at: '2026-03-10T10:00:05Z', text: 'Do you have any pets?' },
-      { role: 'user', at: '2026-03-10T10:00:10Z', text: 'No.' },
-    ]));
+    const facts = await extract(
+      realEstate,
+      call('n', [
+        { role: 'user', at: '2026-03-10T10:00:00Z', text: 'My name is Rajiv Kumar and actually my budget is 60 lakhs.' },
+        { role: 'agent', at: '2026-03-10T10:00:05Z', text: 'Do you have any pets?' },
+        { role: 'user', at: '2026-03-10T10:00:10Z', text: 'No.' },
+      ]),
+    );
     expect(facts).toEqual([
       { field: 'full_name', value: 'Rajiv Kumar', source: 'explicit', evidence: ['n-0'] },
       { field: 'budget', value: { amount: 6_000_000, currency: 'INR' }, source: 'explicit', evidence: ['n-0'], correction: true },
@@ -91,10 +101,13 @@ describe('corrections across turns', () => {
   });
 
   it('"No, 85 lakhs" to an amount the agent reads back corrects it', async () => {
-    const facts = await extract(realEstate, call('r', [
-      { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'So that is 90 lakhs?' },
-      { role: 'user', at: '2026-03-10T10:00:05Z', text: 'No, 85 lakhs.' },
-    ]));
+    const facts = await extract(
+      realEstate,
+      call('r', [
+        { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'So that is 90 lakhs?' },
+        { role: 'user', at: '2026-03-10T10:00:05Z', text: 'No, 85 lakhs.' },
+      ]),
+    );
     expect(facts).toEqual([{ field: 'budget', value: { amount: 8_500_000, currency: 'INR' }, source: 'explicit', evidence: ['r-0', 'r-1'], correction: true }]);
   });
 });
@@ -120,12 +133,15 @@ describe('self-corrections inside one turn: only the corrected value', () => {
   });
 
   it('repairs places, names and jobs, and restated clauses, keeping the rest of the turn', async () => {
-    const facts = await extract(profile, call('p', [
-      { role: 'user', at, text: 'I live in Pune — I mean Hyderabad.' },
-      { role: 'user', at, text: "It's not Chennai but Mysore where I'm based in now." },
-      { role: 'user', at, text: 'My name is Rajiv Kumar and I live in Chennai, sorry, I meant I live in Mysore.' },
-      { role: 'user', at, text: "I'm a teacher, sorry, I mean a doctor." },
-    ]));
+    const facts = await extract(
+      profile,
+      call('p', [
+        { role: 'user', at, text: 'I live in Pune — I mean Hyderabad.' },
+        { role: 'user', at, text: "It's not Chennai but Mysore where I'm based in now." },
+        { role: 'user', at, text: 'My name is Rajiv Kumar and I live in Chennai, sorry, I meant I live in Mysore.' },
+        { role: 'user', at, text: "I'm a teacher, sorry, I mean a doctor." },
+      ]),
+    );
     expect(facts.map((f) => [f.field, f.value, f.correction ?? false])).toEqual([
       ['city', 'Hyderabad', true],
       ['full_name', 'Rajiv Kumar', false],
@@ -142,10 +158,13 @@ describe('self-corrections inside one turn: only the corrected value', () => {
         { name: 'dosage', category: 'temporal', type: 'string', description: 'Dose of the current medication', hints: ['mg', 'dose'] },
       ],
     };
-    const facts = await extract(healthcare, call('t', [
-      { role: 'user', at, text: 'My date of birth is 21 March 1990, not 12 March.' },
-      { role: 'user', at, text: "I'm on metformin 500 mg, sorry, 850 mg." },
-    ]));
+    const facts = await extract(
+      healthcare,
+      call('t', [
+        { role: 'user', at, text: 'My date of birth is 21 March 1990, not 12 March.' },
+        { role: 'user', at, text: "I'm on metformin 500 mg, sorry, 850 mg." },
+      ]),
+    );
     expect(facts.map((f) => [f.field, f.value, f.correction ?? false])).toEqual([
       ['date_of_birth', '1990-03-21', true],
       ['medication', 'metformin', false],
@@ -154,20 +173,26 @@ describe('self-corrections inside one turn: only the corrected value', () => {
   });
 
   it('leaves lists, hedges, stalls and explanations alone', async () => {
-    const facts = await extract(realEstate, call('l', [
-      { role: 'user', at, text: 'I have two kids, no pets.' },
-      { role: 'user', at, text: "I'm not sure but maybe 60 lakhs is my budget." },
-      { role: 'user', at, text: 'My budget is 70 lakhs, wait, let me check with my wife.' },
-    ]));
+    const facts = await extract(
+      realEstate,
+      call('l', [
+        { role: 'user', at, text: 'I have two kids, no pets.' },
+        { role: 'user', at, text: "I'm not sure but maybe 60 lakhs is my budget." },
+        { role: 'user', at, text: 'My budget is 70 lakhs, wait, let me check with my wife.' },
+      ]),
+    );
     expect(facts).toEqual([
       { field: 'has_pets', value: false, source: 'explicit', evidence: ['l-0'] },
       { field: 'budget', value: { amount: 6_000_000, currency: 'INR' }, source: 'inferred', evidence: ['l-1'] },
       { field: 'budget', value: { amount: 7_000_000, currency: 'INR' }, source: 'explicit', evidence: ['l-2'] },
     ]);
-    const places = await extract(profile, call('w', [
-      { role: 'user', at, text: 'I live in Pune, wait, let me think.' },
-      { role: 'user', at, text: "I'm based in Whitefield, I mean the area near the tech park." },
-    ]));
+    const places = await extract(
+      profile,
+      call('w', [
+        { role: 'user', at, text: 'I live in Pune, wait, let me think.' },
+        { role: 'user', at, text: "I'm based in Whitefield, I mean the area near the tech park." },
+      ]),
+    );
     expect(places.map((f) => [f.value, f.correction ?? false])).toEqual([
       ['Pune', false],
       ['Whitefield', false],
@@ -203,10 +228,13 @@ describe('relative-time changes set validFrom from the turn', () => {
 
 describe('spoken and written amounts', () => {
   it('"Around 40 thousand rupees." answering the budget question is ₹40,000, explicit (a hedge on the amount is no hedge on the fact)', async () => {
-    const facts = await extract(realEstate, call('m', [
-      { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'What budget do you have in mind?' },
-      { role: 'user', at: '2026-03-10T10:00:05Z', text: 'Around 40 thousand rupees.' },
-    ]));
+    const facts = await extract(
+      realEstate,
+      call('m', [
+        { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'What budget do you have in mind?' },
+        { role: 'user', at: '2026-03-10T10:00:05Z', text: 'Around 40 thousand rupees.' },
+      ]),
+    );
     expect(facts).toEqual([{ field: 'budget', value: { amount: 40_000, currency: 'INR' }, source: 'explicit', evidence: ['m-0', 'm-1'] }]);
   });
 
@@ -226,10 +254,13 @@ describe('spoken and written amounts', () => {
 
 describe('several keyed values in one turn', () => {
   it('"30,000 for the MG Road flat and 45,000 for the Indiranagar flat" → two entities', async () => {
-    const facts = await extract(rentals, call('k', [
-      { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'What rent would you offer?' },
-      { role: 'user', at: '2026-03-10T10:00:05Z', text: 'I can offer 30,000 for the MG Road flat and 45,000 for the Indiranagar one.' },
-    ]));
+    const facts = await extract(
+      rentals,
+      call('k', [
+        { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'What rent would you offer?' },
+        { role: 'user', at: '2026-03-10T10:00:05Z', text: 'I can offer 30,000 for the MG Road flat and 45,000 for the Indiranagar one.' },
+      ]),
+    );
     expect(facts).toEqual([
       { field: 'offered_rent', value: { amount: 30_000, currency: 'INR' }, source: 'explicit', evidence: ['k-1'], qualifier: 'MG Road' },
       { field: 'offered_rent', value: { amount: 45_000, currency: 'INR' }, source: 'explicit', evidence: ['k-1'], qualifier: 'Indiranagar' },
@@ -237,10 +268,13 @@ describe('several keyed values in one turn', () => {
   });
 
   it('pairs each value with the qualifier of its own part, whichever comes first, for enums too', async () => {
-    const facts = await extract(rentals, call('e', [
-      { role: 'user', at: '2026-03-10T10:00:00Z', text: "For the Brigade flat my rent offer is 28,000, and for the Sobha flat it's 32,000." },
-      { role: 'user', at: '2026-03-10T10:00:05Z', text: 'I shortlisted the Brigade flat and rejected the Sobha flat.' },
-    ]));
+    const facts = await extract(
+      rentals,
+      call('e', [
+        { role: 'user', at: '2026-03-10T10:00:00Z', text: "For the Brigade flat my rent offer is 28,000, and for the Sobha flat it's 32,000." },
+        { role: 'user', at: '2026-03-10T10:00:05Z', text: 'I shortlisted the Brigade flat and rejected the Sobha flat.' },
+      ]),
+    );
     expect(facts.map((f) => [f.field, f.value, f.qualifier])).toEqual([
       ['offered_rent', { amount: 28_000, currency: 'INR' }, 'Brigade'],
       ['offered_rent', { amount: 32_000, currency: 'INR' }, 'Sobha'],
@@ -250,11 +284,14 @@ describe('several keyed values in one turn', () => {
   });
 
   it('answers to "what would you offer for each?" pair each amount with the property named before it', async () => {
-    const facts = await extract(rentals, call('a', [
-      { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'What rent would you offer for each?' },
-      { role: 'user', at: '2026-03-10T10:00:05Z', text: 'The MG Road flat is 30,000 and the Indiranagar flat is 45,000.' },
-      { role: 'user', at: '2026-03-10T10:00:10Z', text: "For Koramangala I'd offer a rent of 38,000, for HSR Layout 41,000." },
-    ]));
+    const facts = await extract(
+      rentals,
+      call('a', [
+        { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'What rent would you offer for each?' },
+        { role: 'user', at: '2026-03-10T10:00:05Z', text: 'The MG Road flat is 30,000 and the Indiranagar flat is 45,000.' },
+        { role: 'user', at: '2026-03-10T10:00:10Z', text: "For Koramangala I'd offer a rent of 38,000, for HSR Layout 41,000." },
+      ]),
+    );
     expect(facts.map((f) => [(f.value as { amount: number }).amount, f.qualifier])).toEqual([
       [30_000, 'MG Road'],
       [45_000, 'Indiranagar'],
@@ -271,34 +308,43 @@ describe('several keyed values in one turn', () => {
 
 describe('confidence and speakers', () => {
   it('a misheard turn is never confirmed: its own values and a read-back it seems to accept are inferred', async () => {
-    const facts = await extract(realEstate, call('h', [
-      { role: 'user', at: '2026-03-10T10:00:00Z', text: 'My budget is 18 lakhs.', asr: 0.35 },
-      { role: 'agent', at: '2026-03-10T10:00:05Z', text: 'So your budget is 80 lakhs?' },
-      { role: 'user', at: '2026-03-10T10:00:10Z', text: 'Yes.', asr: 0.35 },
-    ]));
+    const facts = await extract(
+      realEstate,
+      call('h', [
+        { role: 'user', at: '2026-03-10T10:00:00Z', text: 'My budget is 18 lakhs.', asr: 0.35 },
+        { role: 'agent', at: '2026-03-10T10:00:05Z', text: 'So your budget is 80 lakhs?' },
+        { role: 'user', at: '2026-03-10T10:00:10Z', text: 'Yes.', asr: 0.35 },
+      ]),
+    );
     expect(facts).toEqual([
       { field: 'budget', value: { amount: 1_800_000, currency: 'INR' }, source: 'inferred', evidence: ['h-0'] },
       { field: 'budget', value: { amount: 8_000_000, currency: 'INR' }, source: 'inferred', evidence: ['h-1', 'h-2'] },
     ]);
   });
 
-  it("never stores the agent's own number or name as the caller's, even after a polite \"sure\"", async () => {
-    const facts = await extract(realEstate, call('o', [
-      { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'You can reach me on 080 4123 4567, that is my office number.' },
-      { role: 'user', at: '2026-03-10T10:00:05Z', text: 'Sure, thanks.' },
-      { role: 'agent', at: '2026-03-10T10:00:10Z', text: 'My name is Asha, by the way.' },
-      { role: 'user', at: '2026-03-10T10:00:15Z', text: 'Okay.' },
-    ]));
+  it('never stores the agent\'s own number or name as the caller\'s, even after a polite "sure"', async () => {
+    const facts = await extract(
+      realEstate,
+      call('o', [
+        { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'You can reach me on 080 4123 4567, that is my office number.' },
+        { role: 'user', at: '2026-03-10T10:00:05Z', text: 'Sure, thanks.' },
+        { role: 'agent', at: '2026-03-10T10:00:10Z', text: 'My name is Asha, by the way.' },
+        { role: 'user', at: '2026-03-10T10:00:15Z', text: 'Okay.' },
+      ]),
+    );
     expect(facts).toEqual([]);
   });
 
   it('a value the agent reads back and the caller confirms is confirmed', async () => {
-    const facts = await extract(realEstate, call('b', [
-      { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'Let me read back your number: 98450 12345, correct?' },
-      { role: 'user', at: '2026-03-10T10:00:05Z', text: 'Yes.' },
-      { role: 'agent', at: '2026-03-10T10:00:10Z', text: 'And your budget is 80 lakhs, right?' },
-      { role: 'user', at: '2026-03-10T10:00:15Z', text: "That's right." },
-    ]));
+    const facts = await extract(
+      realEstate,
+      call('b', [
+        { role: 'agent', at: '2026-03-10T10:00:00Z', text: 'Let me read back your number: 98450 12345, correct?' },
+        { role: 'user', at: '2026-03-10T10:00:05Z', text: 'Yes.' },
+        { role: 'agent', at: '2026-03-10T10:00:10Z', text: 'And your budget is 80 lakhs, right?' },
+        { role: 'user', at: '2026-03-10T10:00:15Z', text: "That's right." },
+      ]),
+    );
     expect(facts).toEqual([
       { field: 'phone', value: '9845012345', source: 'confirmed', evidence: ['b-0', 'b-1'] },
       { field: 'budget', value: { amount: 8_000_000, currency: 'INR' }, source: 'confirmed', evidence: ['b-2', 'b-3'] },

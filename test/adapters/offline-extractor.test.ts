@@ -92,14 +92,17 @@ describe('OfflineExtractor.extract: real-estate calls', () => {
   });
 
   it('yields confirmed facts from an agent turn only when the next user turn confirms it', async () => {
-    const facts = await extract(realEstate, turns('k', [
-      { role: 'agent', at: '2026-01-15T10:00:00Z', text: 'Just to confirm, your budget is 80 lakhs, right?' },
-      { role: 'user', at: '2026-01-15T10:00:05Z', text: "Yes, that's right." },
-      { role: 'agent', at: '2026-01-15T10:00:10Z', text: 'So your budget is 90 lakhs?' },
-      { role: 'user', at: '2026-01-15T10:00:15Z', text: "No, it's 85 lakhs." },
-      { role: 'agent', at: '2026-01-15T10:00:20Z', text: 'I have booked your site visit for Saturday at 10am.' },
-      { role: 'user', at: '2026-01-15T10:00:25Z', text: 'Hmm, let me think about the kitchen.' },
-    ]));
+    const facts = await extract(
+      realEstate,
+      turns('k', [
+        { role: 'agent', at: '2026-01-15T10:00:00Z', text: 'Just to confirm, your budget is 80 lakhs, right?' },
+        { role: 'user', at: '2026-01-15T10:00:05Z', text: "Yes, that's right." },
+        { role: 'agent', at: '2026-01-15T10:00:10Z', text: 'So your budget is 90 lakhs?' },
+        { role: 'user', at: '2026-01-15T10:00:15Z', text: "No, it's 85 lakhs." },
+        { role: 'agent', at: '2026-01-15T10:00:20Z', text: 'I have booked your site visit for Saturday at 10am.' },
+        { role: 'user', at: '2026-01-15T10:00:25Z', text: 'Hmm, let me think about the kitchen.' },
+      ]),
+    );
     expect(facts).toEqual([
       { field: 'budget', value: { amount: 8_000_000, currency: 'INR' }, source: 'confirmed', evidence: ['k-0', 'k-1'] },
       // "No, it's 85 lakhs" corrects the 90 the agent read back.
@@ -108,10 +111,13 @@ describe('OfflineExtractor.extract: real-estate calls', () => {
   });
 
   it('prefers what the caller says to what is read back, and pairs only adjacent turns', async () => {
-    const own = await extract(realEstate, turns('o', [
-      { role: 'agent', at: '2026-01-05T10:00:00Z', text: 'Have you applied for a home loan yet?' },
-      { role: 'user', at: '2026-01-05T10:00:05Z', text: 'Yes, I applied for a loan with HDFC last week.' },
-    ]));
+    const own = await extract(
+      realEstate,
+      turns('o', [
+        { role: 'agent', at: '2026-01-05T10:00:00Z', text: 'Have you applied for a home loan yet?' },
+        { role: 'user', at: '2026-01-05T10:00:05Z', text: 'Yes, I applied for a loan with HDFC last week.' },
+      ]),
+    );
     expect(own).toEqual([{ field: 'loan_status', value: 'applied', source: 'explicit', evidence: ['o-1'], validFrom: '2025-12-29T00:00:00.000Z' }]);
     // A kept question whose answer was archived must not pair with a later, unrelated "Sure".
     const gap = turns('g', [
@@ -122,17 +128,20 @@ describe('OfflineExtractor.extract: real-estate calls', () => {
   });
 
   it('takes a bare answer to the agent question as the asked field', async () => {
-    const facts = await extract(realEstate, turns('q', [
-      { role: 'agent', at: '2026-01-15T10:00:00Z', text: "What's your budget?" },
-      { role: 'user', at: '2026-01-15T10:00:05Z', text: 'Around 80 lakhs.' },
-      { role: 'agent', at: '2026-01-15T10:00:10Z', text: 'Do you have any pets?' },
-      { role: 'user', at: '2026-01-15T10:00:15Z', text: 'No.' },
-      { role: 'agent', at: '2026-01-15T10:00:20Z', text: 'When would you like the site visit?' },
-      { role: 'user', at: '2026-01-15T10:00:25Z', text: 'Next Tuesday at 4.' },
-      // A bare "90" has no unit (90 lakhs? 90 dollars?): no fact rather than a wrong one.
-      { role: 'agent', at: '2026-01-15T10:00:30Z', text: 'How much can you spend?' },
-      { role: 'user', at: '2026-01-15T10:00:35Z', text: "I'd go up to 90." },
-    ]));
+    const facts = await extract(
+      realEstate,
+      turns('q', [
+        { role: 'agent', at: '2026-01-15T10:00:00Z', text: "What's your budget?" },
+        { role: 'user', at: '2026-01-15T10:00:05Z', text: 'Around 80 lakhs.' },
+        { role: 'agent', at: '2026-01-15T10:00:10Z', text: 'Do you have any pets?' },
+        { role: 'user', at: '2026-01-15T10:00:15Z', text: 'No.' },
+        { role: 'agent', at: '2026-01-15T10:00:20Z', text: 'When would you like the site visit?' },
+        { role: 'user', at: '2026-01-15T10:00:25Z', text: 'Next Tuesday at 4.' },
+        // A bare "90" has no unit (90 lakhs? 90 dollars?): no fact rather than a wrong one.
+        { role: 'agent', at: '2026-01-15T10:00:30Z', text: 'How much can you spend?' },
+        { role: 'user', at: '2026-01-15T10:00:35Z', text: "I'd go up to 90." },
+      ]),
+    );
     expect(facts).toEqual([
       { field: 'budget', value: { amount: 8_000_000, currency: 'INR' }, source: 'explicit', evidence: ['q-0', 'q-1'] },
       { field: 'has_pets', value: false, source: 'explicit', evidence: ['q-2', 'q-3'] },
@@ -142,16 +151,19 @@ describe('OfflineExtractor.extract: real-estate calls', () => {
 
   it('handles names carefully, negations, former values and currencies', async () => {
     const at = '2026-01-15T10:00:00Z';
-    const facts = await extract(realEstate, turns('n', [
-      { role: 'user', at, text: "I'm looking for a flat." },
-      { role: 'user', at, text: "Hi, I'm Priya Nair from Pune." },
-      { role: 'user', at, text: 'my name is rajiv kumar and I need help' },
-      { role: 'user', at, text: "I haven't applied for a loan yet." },
-      { role: 'user', at, text: 'My budget was 50 lakhs but now it is 80 lakhs.' },
-      { role: 'user', at, text: 'We could spend $450k.' },
-      { role: 'user', at, text: "No pets, but my wife's cat visits." },
-      { role: 'user', at, text: 'Can I afford 2 crore?' },
-    ]));
+    const facts = await extract(
+      realEstate,
+      turns('n', [
+        { role: 'user', at, text: "I'm looking for a flat." },
+        { role: 'user', at, text: "Hi, I'm Priya Nair from Pune." },
+        { role: 'user', at, text: 'my name is rajiv kumar and I need help' },
+        { role: 'user', at, text: "I haven't applied for a loan yet." },
+        { role: 'user', at, text: 'My budget was 50 lakhs but now it is 80 lakhs.' },
+        { role: 'user', at, text: 'We could spend $450k.' },
+        { role: 'user', at, text: "No pets, but my wife's cat visits." },
+        { role: 'user', at, text: 'Can I afford 2 crore?' },
+      ]),
+    );
     expect(byField(facts, 'full_name').map((f) => f.value)).toEqual(['Priya Nair', 'Rajiv Kumar']);
     expect(byField(facts, 'loan_status').map((f) => f.value)).toEqual(['not_applied']);
     expect(byField(facts, 'budget').map((f) => [f.value, f.source, f.evidence[0]])).toEqual([
@@ -170,13 +182,16 @@ describe('OfflineExtractor.extract: real-estate calls', () => {
         { name: 'occupation', category: 'temporal', type: 'string', description: "The caller's job", hints: ['i work as', "i'm a"] },
       ],
     };
-    const chat = turns('s', [
-      "I'm creating a reading corner for when I have kids.",
-      "Next month I'm having an art show with my paintings, can't wait!",
-      'We had a blast last year at the Pride fest.',
-      'I wanted to tell you about my LGBTQ support group.',
-      "I'm so glad, this is Great news.",
-    ].map((text, i) => ({ role: 'user' as const, at: `2026-01-15T10:00:0${i}Z`, text })));
+    const chat = turns(
+      's',
+      [
+        "I'm creating a reading corner for when I have kids.",
+        "Next month I'm having an art show with my paintings, can't wait!",
+        'We had a blast last year at the Pride fest.',
+        'I wanted to tell you about my LGBTQ support group.',
+        "I'm so glad, this is Great news.",
+      ].map((text, i) => ({ role: 'user' as const, at: `2026-01-15T10:00:0${i}Z`, text })),
+    );
     expect(await extract(schema, chat)).toEqual([]);
     const real = await extract(schema, turns('d', [{ role: 'user', at: '2026-01-15T10:00:00Z', text: "Oh and I moved to Denver last month, so I'm not in Austin anymore." }]));
     // "last month" as the time of a change counts back one month from the turn.
@@ -201,19 +216,22 @@ describe('OfflineExtractor.extract: rental verification and healthcare', () => {
   };
 
   it('keys rent by the property in discussion, confirms a name, resolves dates and "from April"', async () => {
-    const facts = await extract(rental, turns('r', [
-      { role: 'agent', at: '2026-01-20T14:00:00Z', text: "Hi, I'm calling from SafeRent to verify a rental application. Am I speaking with Daniel Okafor?" },
-      { role: 'user', at: '2026-01-20T14:00:05Z', text: 'Yes, speaking.' },
-      { role: 'agent', at: '2026-01-20T14:00:10Z', text: 'Which property is this about?' },
-      { role: 'user', at: '2026-01-20T14:00:15Z', text: 'The flat at 12 MG Road, Indiranagar.' },
-      { role: 'user', at: '2026-01-20T14:00:20Z', text: "It's 25,000 rupees a month." },
-      { role: 'user', at: '2026-01-20T14:00:25Z', text: 'The other flat at 44 Church Street costs 30,000 a month.' },
-      { role: 'agent', at: '2026-01-20T14:00:30Z', text: 'And the rent at 12 MG Road?' },
-      { role: 'user', at: '2026-01-20T14:00:35Z', text: 'It goes up to 27,000 from April.' },
-      { role: 'agent', at: '2026-01-20T14:00:40Z', text: 'When are you planning to move in?' },
-      { role: 'user', at: '2026-01-20T14:00:45Z', text: 'From the first of March. I work at Infosys, in Electronic City.' },
-      { role: 'user', at: '2026-01-20T14:00:50Z', text: 'My email is daniel dot okafor at gmail dot com.' },
-    ]));
+    const facts = await extract(
+      rental,
+      turns('r', [
+        { role: 'agent', at: '2026-01-20T14:00:00Z', text: "Hi, I'm calling from SafeRent to verify a rental application. Am I speaking with Daniel Okafor?" },
+        { role: 'user', at: '2026-01-20T14:00:05Z', text: 'Yes, speaking.' },
+        { role: 'agent', at: '2026-01-20T14:00:10Z', text: 'Which property is this about?' },
+        { role: 'user', at: '2026-01-20T14:00:15Z', text: 'The flat at 12 MG Road, Indiranagar.' },
+        { role: 'user', at: '2026-01-20T14:00:20Z', text: "It's 25,000 rupees a month." },
+        { role: 'user', at: '2026-01-20T14:00:25Z', text: 'The other flat at 44 Church Street costs 30,000 a month.' },
+        { role: 'agent', at: '2026-01-20T14:00:30Z', text: 'And the rent at 12 MG Road?' },
+        { role: 'user', at: '2026-01-20T14:00:35Z', text: 'It goes up to 27,000 from April.' },
+        { role: 'agent', at: '2026-01-20T14:00:40Z', text: 'When are you planning to move in?' },
+        { role: 'user', at: '2026-01-20T14:00:45Z', text: 'From the first of March. I work at Infosys, in Electronic City.' },
+        { role: 'user', at: '2026-01-20T14:00:50Z', text: 'My email is daniel dot okafor at gmail dot com.' },
+      ]),
+    );
     expect(byField(facts, 'full_name')).toEqual([{ field: 'full_name', value: 'Daniel Okafor', source: 'confirmed', evidence: ['r-0', 'r-1'] }]);
     expect(byField(facts, 'expected_rent').map((f) => [f.value, f.qualifier, f.validFrom])).toEqual([
       [{ amount: 25_000, currency: 'INR' }, '12 MG Road, Indiranagar', undefined],
@@ -236,14 +254,17 @@ describe('OfflineExtractor.extract: rental verification and healthcare', () => {
   };
 
   it('reads medication since a date, dose, symptom, pain level and a confirmed appointment', async () => {
-    const facts = await extract(healthcare, turns('h', [
-      { role: 'agent', at: '2026-01-15T09:00:00Z', text: 'How have you been feeling since the new medication?' },
-      { role: 'user', at: '2026-01-15T09:00:07Z', text: "Better, mostly. Since last Monday I've been on metformin, 500 mg twice a day." },
-      { role: 'user', at: '2026-01-15T09:00:14Z', text: 'My knee pain is about a six out of ten.' },
-      { role: 'user', at: '2026-01-15T09:00:20Z', text: 'I stopped taking ibuprofen yesterday.' },
-      { role: 'agent', at: '2026-01-15T09:00:27Z', text: 'Can we book your follow-up appointment for next Thursday at 10am?' },
-      { role: 'user', at: '2026-01-15T09:00:33Z', text: "Yes, that's right." },
-    ]));
+    const facts = await extract(
+      healthcare,
+      turns('h', [
+        { role: 'agent', at: '2026-01-15T09:00:00Z', text: 'How have you been feeling since the new medication?' },
+        { role: 'user', at: '2026-01-15T09:00:07Z', text: "Better, mostly. Since last Monday I've been on metformin, 500 mg twice a day." },
+        { role: 'user', at: '2026-01-15T09:00:14Z', text: 'My knee pain is about a six out of ten.' },
+        { role: 'user', at: '2026-01-15T09:00:20Z', text: 'I stopped taking ibuprofen yesterday.' },
+        { role: 'agent', at: '2026-01-15T09:00:27Z', text: 'Can we book your follow-up appointment for next Thursday at 10am?' },
+        { role: 'user', at: '2026-01-15T09:00:33Z', text: "Yes, that's right." },
+      ]),
+    );
     expect(facts).toEqual([
       { field: 'medication', value: 'metformin', source: 'explicit', evidence: ['h-1'], validFrom: '2026-01-12T00:00:00.000Z' },
       { field: 'dosage', value: '500 mg twice a day', source: 'explicit', evidence: ['h-1'], validFrom: '2026-01-12T00:00:00.000Z' },
@@ -269,20 +290,22 @@ describe('OfflineExtractor.compress', () => {
       expect(a.turnRefs.length).toBeGreaterThan(0);
     }
     const texts = acus.map((a) => a.text);
-    expect(texts).toContain('Rajiv Kumar (user) is looking for a 3 BHK flat, ideally near Whitefield because Rajiv Kumar\'s office is there, as of 2026-01-05.');
+    expect(texts).toContain("Rajiv Kumar (user) is looking for a 3 BHK flat, ideally near Whitefield because Rajiv Kumar's office is there, as of 2026-01-05.");
     expect(texts).toContain('Rajiv Kumar (user) applied for a loan with HDFC in the week of 2025-12-29, still waiting, as of 2026-01-05.');
     expect(texts.find((t) => t.includes('site visit'))).toContain('on 2026-01-06 at 11am');
     expect(texts.some((t) => /thanks|bye/i.test(t))).toBe(false);
   });
 
   it('merges a question with a bare answer and turns "yesterday" into a date', async () => {
-    const acus = await compress(turns('m', [
-      { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:00Z', text: "What's your budget?" },
-      { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:05Z', text: 'Around 80 lakhs.' },
-      { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:10Z', text: 'The bank approved my loan yesterday.' },
-      { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:15Z', text: 'Do you have any pets?' },
-      { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:20Z', text: 'Yes, a golden retriever.' },
-    ]));
+    const acus = await compress(
+      turns('m', [
+        { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:00Z', text: "What's your budget?" },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:05Z', text: 'Around 80 lakhs.' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:10Z', text: 'The bank approved my loan yesterday.' },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:15Z', text: 'Do you have any pets?' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:20Z', text: 'Yes, a golden retriever.' },
+      ]),
+    );
     expect(acus).toEqual([
       { text: 'Rajiv Kumar (user) said the budget is around 80 lakhs, as of 2026-01-15.', turnRefs: ['m-0', 'm-1'], validAt: '2026-01-15T10:00:05.000Z' },
       { text: "The bank approved Rajiv Kumar's (user) loan on 2026-01-14, as of 2026-01-15.", turnRefs: ['m-2'], validAt: '2026-01-15T10:00:10.000Z' },
@@ -291,7 +314,10 @@ describe('OfflineExtractor.compress', () => {
   });
 
   it('produces nothing for filler and says "The user" / "The agent" without names', async () => {
-    const filler = turns('f', ['Hello?', 'Okay.', 'Thanks!', 'Mm-hmm.', 'Bye.'].map((text, i) => ({ role: i % 2 ? 'agent' : 'user', at: `2026-01-15T10:00:0${i}Z`, text })));
+    const filler = turns(
+      'f',
+      ['Hello?', 'Okay.', 'Thanks!', 'Mm-hmm.', 'Bye.'].map((text, i) => ({ role: i % 2 ? 'agent' : 'user', at: `2026-01-15T10:00:0${i}Z`, text })),
+    );
     expect(await compress(filler)).toEqual([]);
     const anon = await compress(turns('a', [{ role: 'user', at: '2026-01-15T10:00:00Z', text: "I'm moving to Pune next month." }]));
     expect(anon.map((a) => a.text)).toEqual(['The user is moving to Pune in February 2026, as of 2026-01-15.']);
@@ -300,10 +326,12 @@ describe('OfflineExtractor.compress', () => {
   });
 
   it('keeps only what the caller heard of an interrupted agent turn, and marks it', async () => {
-    const acus = await compress(turns('i', [
-      { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:00Z', text: 'The Whitefield flat is priced at 78 lakhs and', interrupted: true },
-      { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:03Z', text: 'Is there parking?' },
-    ]));
+    const acus = await compress(
+      turns('i', [
+        { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:00Z', text: 'The Whitefield flat is priced at 78 lakhs and', interrupted: true },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:03Z', text: 'Is there parking?' },
+      ]),
+    );
     expect(acus.map((a) => a.text)).toEqual([
       'Asha (agent) said the Whitefield flat is priced at 78 lakhs and (interrupted), as of 2026-01-15.',
       'Rajiv Kumar (user) asked "Is there parking?", as of 2026-01-15.',
@@ -311,21 +339,25 @@ describe('OfflineExtractor.compress', () => {
   });
 
   it("merges the caller's question with the agent's answer, and drops small talk addressed by name", async () => {
-    const acus = await compress(turns('q', [
-      { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:00Z', text: 'Thanks, Asha! Does the flat allow pets?' },
-      { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:05Z', text: 'Yes, small pets are fine. Wow, Rajiv!' },
-      { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:10Z', text: 'Long time no see, Asha. Way to go!' },
-    ]));
+    const acus = await compress(
+      turns('q', [
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:00Z', text: 'Thanks, Asha! Does the flat allow pets?' },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:05Z', text: 'Yes, small pets are fine. Wow, Rajiv!' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:10Z', text: 'Long time no see, Asha. Way to go!' },
+      ]),
+    );
     expect(acus.map((a) => [a.text, a.turnRefs])).toEqual([
       ['Rajiv Kumar (user) asked "Does the flat allow pets?" and Asha (agent) answered "yes, small pets are fine", as of 2026-01-15.', ['q-0', 'q-1']],
     ]);
   });
 
   it('keeps verb agreement when rewriting first and second person', async () => {
-    const acus = await compress(turns('v', [
-      { role: 'user', speaker: 'Meera Shah', at: '2026-01-15T10:00:00Z', text: "I'm lucky to have my husband and kids. We're flexible on dates." },
-      { role: 'agent', speaker: 'Priya', at: '2026-01-15T10:00:05Z', text: "I'll call you back on Saturday." },
-    ]));
+    const acus = await compress(
+      turns('v', [
+        { role: 'user', speaker: 'Meera Shah', at: '2026-01-15T10:00:00Z', text: "I'm lucky to have my husband and kids. We're flexible on dates." },
+        { role: 'agent', speaker: 'Priya', at: '2026-01-15T10:00:05Z', text: "I'll call you back on Saturday." },
+      ]),
+    );
     expect(acus.map((a) => a.text)).toEqual([
       "Meera Shah (user) is lucky to have Meera Shah's husband and kids, as of 2026-01-15.",
       'Meera Shah (user) and family are flexible on dates, as of 2026-01-15.',

@@ -12,7 +12,7 @@ import type { FakeOpenAI } from '../support/fake-openai.ts';
 
 const schema: ExtractionSchema = {
   fields: [
-    { name: 'full_name', category: 'profile', type: 'string', description: 'The user\'s full name' },
+    { name: 'full_name', category: 'profile', type: 'string', description: "The user's full name" },
     { name: 'budget', category: 'temporal', type: 'money', description: 'Total budget for the purchase', hints: ['budget', 'approved for'] },
     { name: 'property_status', category: 'temporal', type: 'enum', description: 'Where a shortlisted property stands', keyBy: 'property', values: ['shortlisted', 'rejected'] },
     { name: 'site_visit', category: 'ephemeral', type: 'datetime', description: 'Scheduled site visit', ttlHours: 24 },
@@ -37,7 +37,10 @@ function input(): ExtractionInput {
 }
 
 async function rejection(p: Promise<unknown>): Promise<MemgateError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(MemgateError);
   return err as MemgateError;
 }
@@ -207,7 +210,15 @@ describe('OpenAiExtractor.extract: memory semantics (corrections, confidence, ke
     ],
   };
   const line = (id: string, i: number, role: Turn['role'], text: string, extra: Partial<Turn> = {}): Turn => ({
-    turnId: id, seq: i + 1, sessionId: 's2', role, text, ts: T0 + i * 60_000, receivedAt: T0 + i * 60_000, tokens: 10, ...extra,
+    turnId: id,
+    seq: i + 1,
+    sessionId: 's2',
+    role,
+    text,
+    ts: T0 + i * 60_000,
+    receivedAt: T0 + i * 60_000,
+    tokens: 10,
+    ...extra,
   });
   const conversation = (): Turn[] => [
     line('u-live', 0, 'user', 'I live in Chennai.'),
@@ -234,7 +245,7 @@ describe('OpenAiExtractor.extract: memory semantics (corrections, confidence, ke
     expect(prompt).toContain('"sorry, I meant", "no, it\'s", "actually", "correction", "not X but Y"');
     expect(prompt).toContain('"I think maybe 60"');
     expect(prompt).toMatch(/asrConfidence below 0\.6/);
-    expect(prompt).toContain('the user\'s very next turn agreed to it');
+    expect(prompt).toContain("the user's very next turn agreed to it");
     expect(prompt).toContain('its office number');
     expect(prompt).toContain('one fact per entity');
     expect(prompt).toContain('"two weeks ago" = 14 days before that ts');

@@ -284,10 +284,7 @@ describe('qdrant error classification', () => {
     expect([down.code, down.retryable]).toEqual(['unavailable', true]);
     const busy = classifyQdrantError(Object.assign(new Error('Too Many Requests'), { status: 429 }), 'upsert');
     expect([busy.code, busy.retryable]).toEqual(['rate_limited', true]);
-    const bad = classifyQdrantError(
-      Object.assign(new Error('Bad Request'), { status: 400, data: { status: { error: 'Wrong input: Vector dimension error: expected dim: 384, got 3' } } }),
-      'upsert',
-    );
+    const bad = classifyQdrantError(Object.assign(new Error('Bad Request'), { status: 400, data: { status: { error: 'Wrong input: Vector dimension error: expected dim: 384, got 3' } } }), 'upsert');
     expect([bad.code, bad.retryable]).toEqual(['internal', false]);
     expect(bad.message).toContain('expected dim: 384');
     const notFound = classifyQdrantError(new QdrantClientUnexpectedResponseError('Unexpected Response: 404 (Not Found)'), 'count');

@@ -97,10 +97,7 @@ describeWithServer('redis', 'Redis adapters', (url) => {
       const early = Array.from({ length: 50 }, () => makeTurnInput({ tokens: 3 }));
       for (const t of early) await buffer.append(scope, 's-1', t);
       const late = Array.from({ length: 50 }, () => makeTurnInput({ tokens: 5 }));
-      await Promise.all([
-        ...late.map(async (t) => other.append(scope, 's-1', t)),
-        ...early.map(async (t) => buffer.remove(scope, [t.turnId])),
-      ]);
+      await Promise.all([...late.map(async (t) => other.append(scope, 's-1', t)), ...early.map(async (t) => buffer.remove(scope, [t.turnId]))]);
       expect(await buffer.pendingTokens(scope)).toBe(250);
       expect((await buffer.list(scope)).map((t) => t.turnId).sort()).toEqual(late.map((t) => t.turnId).sort());
     });
@@ -121,7 +118,7 @@ describeWithServer('redis', 'Redis adapters', (url) => {
       expect(await redis.exists(...present)).toBe(0);
     });
 
-    it('keeps an archived turn\'s id for the idempotency horizon, then lets it go (bounded memory)', async () => {
+    it("keeps an archived turn's id for the idempotency horizon, then lets it go (bounded memory)", async () => {
       const scope = randomScope();
       let now = 1_000_000;
       const buffer = new RedisTurnBuffer(redis, prefix, { idempotencyHorizonMs: 60_000, now: () => now });

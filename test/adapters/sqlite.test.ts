@@ -7,15 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemgateError } from '../../src/core/errors.ts';
-import {
-  openSqlite,
-  SqliteAcuIndex,
-  SqliteColdArchive,
-  SqliteContextCache,
-  SqliteDocumentStore,
-  SqliteTurnBuffer,
-  type Database,
-} from '../../src/adapters/sqlite/index.ts';
+import { openSqlite, SqliteAcuIndex, SqliteColdArchive, SqliteContextCache, SqliteDocumentStore, SqliteTurnBuffer, type Database } from '../../src/adapters/sqlite/index.ts';
 import { acuIndexContract } from '../contract/acu-index.contract.ts';
 import { coldArchiveContract } from '../contract/cold-archive.contract.ts';
 import { contextCacheContract } from '../contract/context-cache.contract.ts';
@@ -48,12 +40,32 @@ function inMemory<T extends object>(build: (db: Database) => T): () => Promise<T
 }
 const closeDb = { cleanup: async (adapter: object) => void owned.get(adapter)?.close() };
 
-turnBufferContract('sqlite :memory:', inMemory((db) => new SqliteTurnBuffer(db)), closeDb);
+turnBufferContract(
+  'sqlite :memory:',
+  inMemory((db) => new SqliteTurnBuffer(db)),
+  closeDb,
+);
 turnBufferContract('sqlite file', async () => new SqliteTurnBuffer(fileDb));
-contextCacheContract('sqlite :memory:', inMemory((db) => new SqliteContextCache(db)), closeDb);
-documentStoreContract('sqlite :memory:', inMemory((db) => new SqliteDocumentStore(db)), closeDb);
-coldArchiveContract('sqlite :memory:', inMemory((db) => new SqliteColdArchive(db)), closeDb);
-acuIndexContract('sqlite :memory:', inMemory((db) => new SqliteAcuIndex(db)), closeDb);
+contextCacheContract(
+  'sqlite :memory:',
+  inMemory((db) => new SqliteContextCache(db)),
+  closeDb,
+);
+documentStoreContract(
+  'sqlite :memory:',
+  inMemory((db) => new SqliteDocumentStore(db)),
+  closeDb,
+);
+coldArchiveContract(
+  'sqlite :memory:',
+  inMemory((db) => new SqliteColdArchive(db)),
+  closeDb,
+);
+acuIndexContract(
+  'sqlite :memory:',
+  inMemory((db) => new SqliteAcuIndex(db)),
+  closeDb,
+);
 acuIndexContract('sqlite file', async () => new SqliteAcuIndex(fileDb));
 
 describe('openSqlite', () => {
@@ -230,7 +242,10 @@ describe('SqliteAcuIndex (adapter-only)', () => {
     expect((await index.search(scope, unitVector({ 0: 1 }), 1))[0]?.acu.text).toBe('fixed');
     await index.upsert(scope, [{ ...moving, embedding: unitVector({ 0: 1 }) }]);
     expect((await index.search(scope, unitVector({ 0: 1 }), 1))[0]?.acu.text).toBe('moving');
-    await index.upsert(scope, Array.from({ length: 50 }, (_, i) => makeAcu(scope, `extra ${i}`, unitVector({ 2: 1, 3: i }))));
+    await index.upsert(
+      scope,
+      Array.from({ length: 50 }, (_, i) => makeAcu(scope, `extra ${i}`, unitVector({ 2: 1, 3: i }))),
+    );
     const hits = await index.search(scope, unitVector({ 3: 1 }), 1);
     db.close();
     expect(hits[0]?.acu.text).toBe('extra 49');
@@ -312,7 +327,14 @@ describe('vector search internals', () => {
 
   it('PackedVectors skips rows of another dimension, overwrites by rid and grows past its capacity', () => {
     const blob = (v: number[]) => new Uint8Array(Float32Array.from(v).buffer);
-    const packed = PackedVectors.fromRows([{ rid: 7, embedding: blob([1, 0]) }, { rid: 8, embedding: blob([1, 0, 0]) }, { rid: 9, embedding: blob([0, 1]) }], 3);
+    const packed = PackedVectors.fromRows(
+      [
+        { rid: 7, embedding: blob([1, 0]) },
+        { rid: 8, embedding: blob([1, 0, 0]) },
+        { rid: 9, embedding: blob([0, 1]) },
+      ],
+      3,
+    );
     expect([packed.count, packed.dim, packed.version]).toEqual([2, 2, 3]);
     expect([packed.ridAt(0), packed.ridAt(1)]).toEqual([7, 9]);
     packed.set(9, Float32Array.from([0.6, 0.8]));

@@ -18,7 +18,10 @@ let tarball: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'memgate-package-'));
   execFileSync('npm', ['pack', '--pack-destination', dir, '--loglevel=error'], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 180_000 });
-  tarball = join(dir, readdirSync(dir).find((f) => f.endsWith('.tgz'))!);
+  tarball = join(
+    dir,
+    readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
+  );
 }, 200_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -16,7 +16,11 @@ describe('Histogram', () => {
     expect(h.count).toBe(10_000);
     expect(h.minUs).toBe(1);
     expect(h.maxUs).toBe(10_000);
-    for (const [p, exact] of [[50, 5000], [95, 9500], [99, 9900]] as const) {
+    for (const [p, exact] of [
+      [50, 5000],
+      [95, 9500],
+      [99, 9900],
+    ] as const) {
       const got = h.percentileUs(p);
       expect(Math.abs(got - exact) / exact).toBeLessThan(0.006);
     }
@@ -135,14 +139,20 @@ describe('fake LLM replies', () => {
   ].join('\n');
 
   it('answers memgate compression with one ACU per substantial turn, citing it', () => {
-    const reply = memgateFakeReplies({ model: 'm', messages: [{ role: 'user', content: `Segment:\n${turnLines}` }], response_format: { type: 'json_schema', json_schema: { name: 'atomic_context_units', schema: {} } } }) as { acus: Array<{ turnRefs: string[] }> };
+    const reply = memgateFakeReplies({
+      model: 'm',
+      messages: [{ role: 'user', content: `Segment:\n${turnLines}` }],
+      response_format: { type: 'json_schema', json_schema: { name: 'atomic_context_units', schema: {} } },
+    }) as { acus: Array<{ turnRefs: string[] }> };
     expect(reply.acus).toHaveLength(1);
     expect(reply.acus[0]!.turnRefs).toEqual(['t1']);
   });
 
   it('answers mem0 additive extraction with one memory per new message', () => {
     const prompt = '## New Messages\nuser: I moved to Lisbon last month with my two kids\nassistant: ok\n\n## Observation Date\n2026-01-01';
-    const reply = peerFakeReplies({ model: 'm', messages: [{ role: 'user', content: prompt }], response_format: { type: 'json_object' } }) as { memory: Array<{ text: string; attributed_to: string }> };
+    const reply = peerFakeReplies({ model: 'm', messages: [{ role: 'user', content: prompt }], response_format: { type: 'json_object' } }) as {
+      memory: Array<{ text: string; attributed_to: string }>;
+    };
     expect(reply.memory).toEqual([{ id: '0', text: 'The user said: I moved to Lisbon last month with my two kids', attributed_to: 'user' }]);
   });
 });

@@ -40,7 +40,10 @@ describe.skipIf(!present)(`LoCoMo F1 scorer port against f1-golden.json${present
         const got = scoreQuestion(s.category, s.gold, s.prediction);
         return Math.abs(got - s.score) > 1e-12 || pyRound3(got) !== s.score_rounded3;
       })
-      .map((s) => `${s.sample_id}#${s.qa_index} cat${s.category} gold=${JSON.stringify(s.gold)} pred=${JSON.stringify(s.prediction)} want ${s.score} got ${scoreQuestion(s.category, s.gold, s.prediction)}`);
+      .map(
+        (s) =>
+          `${s.sample_id}#${s.qa_index} cat${s.category} gold=${JSON.stringify(s.gold)} pred=${JSON.stringify(s.prediction)} want ${s.score} got ${scoreQuestion(s.category, s.gold, s.prediction)}`,
+      );
     expect(wrong).toEqual([]);
   });
 });

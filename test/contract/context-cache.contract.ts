@@ -26,7 +26,9 @@ export function contextCacheContract(name: string, make: () => Promise<ContextCa
       const stored = (await get(scope))!;
       expect(decodeContext(stored)).toEqual(ctx);
       // The reply fields are one JSON object a session start can splice without parsing.
-      expect(Buffer.from(stored.json).toString('utf8')).toBe(JSON.stringify({ profile: ctx.profile, facts: ctx.facts, possibly: ctx.possibly, recent: ctx.recent, summaries: ctx.summaries, contextBlock: ctx.contextBlock, tools: ctx.tools }));
+      expect(Buffer.from(stored.json).toString('utf8')).toBe(
+        JSON.stringify({ profile: ctx.profile, facts: ctx.facts, possibly: ctx.possibly, recent: ctx.recent, summaries: ctx.summaries, contextBlock: ctx.contextBlock, tools: ctx.tools }),
+      );
     });
 
     it('overwrites on a second set', async () => {

@@ -103,7 +103,10 @@ export function turnBufferContract(name: string, make: () => Promise<TurnBuffer>
       await buffer().append(scope, 's-1', later1);
       await buffer().append(scope, 's-1', later2);
       const kept = snapshot[3]!;
-      await buffer().remove(scope, snapshot.slice(0, 3).map((t) => t.turnId));
+      await buffer().remove(
+        scope,
+        snapshot.slice(0, 3).map((t) => t.turnId),
+      );
       const listed = await buffer().list(scope);
       expect(listed.map((t) => t.turnId)).toEqual([kept.turnId, later1.turnId, later2.turnId]);
       expect(await buffer().pendingTokens(scope)).toBe(8);

@@ -42,7 +42,10 @@ describe('extraction semantics over HTTP', () => {
       { role: 'user', text: 'Actually I moved to Mysore last month.', at: '2026-03-10T10:00:20Z' },
     ]);
     const tl = await u.timeline();
-    expect(history(tl, 'city')).toEqual([['Chennai', 'retracted'], ['Mysore', 'active']]);
+    expect(history(tl, 'city')).toEqual([
+      ['Chennai', 'retracted'],
+      ['Mysore', 'active'],
+    ]);
     expect(tl.find((e) => e.value === 'Mysore')?.validFrom).toBe('2026-02-10T00:00:00.000Z');
     const ctx = await u.nextContext();
     expect(ctx.facts.filter((f: any) => f.field === 'city').map((f: any) => f.value)).toEqual(['Mysore']);
@@ -59,7 +62,10 @@ describe('extraction semantics over HTTP', () => {
     await u.call([{ role: 'user', text: "I'm based in Pune.", at: '2026-01-05T10:00:00Z' }]);
     await u.call([{ role: 'user', text: 'I moved to Hyderabad two weeks ago.', at: '2026-03-10T10:00:00Z' }]);
     const tl = await u.timeline();
-    expect(history(tl, 'city')).toEqual([['Pune', 'superseded'], ['Hyderabad', 'active']]);
+    expect(history(tl, 'city')).toEqual([
+      ['Pune', 'superseded'],
+      ['Hyderabad', 'active'],
+    ]);
     expect(tl.find((e) => e.value === 'Pune')?.validUntil).toBe('2026-02-24T00:00:00.000Z');
   });
 

@@ -30,7 +30,10 @@ const TURNS = 30;
 /** Users wait before this turn until worker A is dead, so turns provably keep streaming after the kill. */
 const KILL_AT_TURN = 18;
 const MAX_KEPT_TURNS = 8;
-const WORDS = 'apple river stone cloud garden window bridge candle marble forest violin harbor lantern meadow copper saddle thunder orchid glacier pepper compass velvet anchor falcon canyon tulip ember quartz ribbon summit walnut harvest beacon cobalt lagoon maple pebble tiger willow zephyr'.split(' ');
+const WORDS =
+  'apple river stone cloud garden window bridge candle marble forest violin harbor lantern meadow copper saddle thunder orchid glacier pepper compass velvet anchor falcon canyon tulip ember quartz ribbon summit walnut harvest beacon cobalt lagoon maple pebble tiger willow zephyr'.split(
+    ' ',
+  );
 
 /** ~20 tokens of random words: the 200-token threshold fires every ~10 turns, and no two ACUs look alike. */
 function turnText(): string {
@@ -39,15 +42,18 @@ function turnText(): string {
 
 /** The run's profile: loopback's adapters with the OpenAI-compatible extractor, and crash recovery in seconds. */
 function writeProfile(file: string): void {
-  writeFileSync(file, JSON.stringify({
-    adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'openai', embedder: 'offline' },
-    server: { inlineWorkers: false },
-    // A dead worker's job comes back after 3 s (not 30 s) and its user lock after 8 s (not 60 s).
-    nats: { ackWaitMs: 3_000 },
-    worker: { concurrency: 4, lockTtlMs: 8_000, retryDelayMs: 200 },
-    memory: { maxKeptTurns: MAX_KEPT_TURNS },
-    llm: { timeoutMs: 20_000, maxRetries: 0 },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'openai', embedder: 'offline' },
+      server: { inlineWorkers: false },
+      // A dead worker's job comes back after 3 s (not 30 s) and its user lock after 8 s (not 60 s).
+      nats: { ackWaitMs: 3_000 },
+      worker: { concurrency: 4, lockTtlMs: 8_000, retryDelayMs: 200 },
+      memory: { maxKeptTurns: MAX_KEPT_TURNS },
+      llm: { timeoutMs: 20_000, maxRetries: 0 },
+    }),
+  );
 }
 
 /** The invariants for one user once the work is drained. */
@@ -55,7 +61,10 @@ function expectConsistent(who: string, sent: ReadonlySet<string>, s: UserState):
   const archived = new Set(s.archived);
   // Every acked turn is extracted (archived) or still hot; never both, never unknown, archived once.
   expect(s.archived.length, `${who}: one cold row per archived turn`).toBe(archived.size);
-  expect(s.buffered.filter((id) => archived.has(id)), `${who}: turns both archived and buffered`).toEqual([]);
+  expect(
+    s.buffered.filter((id) => archived.has(id)),
+    `${who}: turns both archived and buffered`,
+  ).toEqual([]);
   expect(new Set([...s.archived, ...s.buffered]), `${who}: archived ∪ buffered = acked`).toEqual(sent);
   // A window committed twice would count its turns twice.
   expect(s.doc, `${who}: hot document`).not.toBeNull();
@@ -187,13 +196,18 @@ describeWithServer('nats', 'multi-process crash', (natsServers) => {
         // Drained, twice in a row: no job pending or in flight, and every user's last commit saw the whole
         // buffer (its kept turns are what is still buffered, at most Smart Keep's maximum).
         let stableRounds = 0;
-        await waitFor(async () => {
-          const depth = await bus!.depth();
-          const hot = await Promise.all(scopes.map((s) => state.hot(s)));
-          const settled = hot.every(({ buffered, doc }) => buffered.length <= MAX_KEPT_TURNS && doc?.recent.map((t) => t.turnId).join() === buffered.join());
-          stableRounds = depth === 0 && settled ? stableRounds + 1 : 0;
-          return stableRounds >= 2;
-        }, 45_000, 'worker B draining the work', 400).catch((err: unknown) => {
+        await waitFor(
+          async () => {
+            const depth = await bus!.depth();
+            const hot = await Promise.all(scopes.map((s) => state.hot(s)));
+            const settled = hot.every(({ buffered, doc }) => buffered.length <= MAX_KEPT_TURNS && doc?.recent.map((t) => t.turnId).join() === buffered.join());
+            stableRounds = depth === 0 && settled ? stableRounds + 1 : 0;
+            return stableRounds >= 2;
+          },
+          45_000,
+          'worker B draining the work',
+          400,
+        ).catch((err: unknown) => {
           throw new Error(`${String(err)}\nworker B:\n${tail(workerB.lines)}`);
         });
         expect(workerB.child.exitCode).toBeNull();

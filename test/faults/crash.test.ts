@@ -84,7 +84,15 @@ function crashSuite(setup: Setup): void {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const env = { ...setup.env, MEMGATE_PORT: '0', MEMGATE_SQLITE_PATH: join(dir, 'm.db'), MEMGATE_API_KEYS: `${KEY}:crash`, MEMGATE_LOG_LEVEL: 'error', MEMGATE_TOKEN_THRESHOLD: '300', MEMGATE_SCHEMAS_DIR: join(dir, 'schemas') };
+  const env = {
+    ...setup.env,
+    MEMGATE_PORT: '0',
+    MEMGATE_SQLITE_PATH: join(dir, 'm.db'),
+    MEMGATE_API_KEYS: `${KEY}:crash`,
+    MEMGATE_LOG_LEVEL: 'error',
+    MEMGATE_TOKEN_THRESHOLD: '300',
+    MEMGATE_SCHEMAS_DIR: join(dir, 'schemas'),
+  };
   const agentId = `crash-${setup.name}`;
 
   it(`${CYCLES} SIGKILLs of the gateway under ${CALLS} appending calls: no acked turn lost, re-sent ids are duplicates, no duplicate facts`, async () => {
@@ -185,10 +193,13 @@ if (redis && nats) {
     const run = `crash${Date.now().toString(36)}`;
     const dir = mkdtempSync(join(tmpdir(), 'memgate-crash-profile-'));
     const profile = join(dir, 'profile.json');
-    writeFileSync(profile, JSON.stringify({
-      adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder: 'offline' },
-      server: { inlineWorkers: false },
-    }));
+    writeFileSync(
+      profile,
+      JSON.stringify({
+        adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder: 'offline' },
+        server: { inlineWorkers: false },
+      }),
+    );
     crashSuite({
       name: 'redis-nats',
       env: { MEMGATE_REDIS_URL: redis, MEMGATE_NATS_URL: nats, MEMGATE_REDIS_PREFIX: `${run}:`, MEMGATE_NATS_STREAM: run.toUpperCase(), MEMGATE_NATS_PREFIX: run },

@@ -102,9 +102,28 @@ function httpCase(r: Rand): { what: string; method: string; path: string; key: s
     const m = mutate(r, body);
     return { what: `${route.method} ${route.path.slice(0, 60)} ${m.what}`, method: route.method, path: route.path, key, known, body: encodeJson(m.frame) };
   }
-  if (roll < 0.7) return { what: `${route.method} ${route.path.slice(0, 60)} invalid UTF-8 body`, method: route.method, path: route.path, key, known, expect: oddPath ? undefined : 400, body: Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) };
-  if (roll < 0.72) return { what: `${route.method} oversize body`, method: route.method, path: route.path, key, known, expect: oddPath ? undefined : 413, body: encodeJson({ ...body, pad: 'x'.repeat(1_200_000) }) };
-  if (roll < 0.8) return { what: `${route.method} ${route.path.slice(0, 60)} non-object JSON`, method: route.method, path: route.path, key, known, expect: oddPath ? undefined : 400, body: pick(r, ['[]', '1', 'null', '"s"', '[' .repeat(3000)]) };
+  if (roll < 0.7)
+    return {
+      what: `${route.method} ${route.path.slice(0, 60)} invalid UTF-8 body`,
+      method: route.method,
+      path: route.path,
+      key,
+      known,
+      expect: oddPath ? undefined : 400,
+      body: Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+    };
+  if (roll < 0.72)
+    return { what: `${route.method} oversize body`, method: route.method, path: route.path, key, known, expect: oddPath ? undefined : 413, body: encodeJson({ ...body, pad: 'x'.repeat(1_200_000) }) };
+  if (roll < 0.8)
+    return {
+      what: `${route.method} ${route.path.slice(0, 60)} non-object JSON`,
+      method: route.method,
+      path: route.path,
+      key,
+      known,
+      expect: oddPath ? undefined : 400,
+      body: pick(r, ['[]', '1', 'null', '"s"', '['.repeat(3000)]),
+    };
   return { what: `${route.method} ${route.path.slice(0, 60)} valid`, method: route.method, path: route.path, key, known, body: encodeJson(body) };
 }
 
@@ -243,14 +262,21 @@ describe('fault: fuzz', () => {
     expect(proc.child.exitCode).toBeNull();
     // Every user the fuzz touched still extracts.
     for (const a of AGENTS) for (const u of USERS) expect((await http('POST', `/v1/agents/${a}/users/${u}/flush`)).status).toBe(200);
-    writeFaultFigures({ suite: 'fuzz-ws', cases: WS_CASES, failures: failures.length, turnsLost: null, recovery: null, notes: `seed ${SEED + 1}; RSS ${rss0.toFixed(0)} → ${rss1.toFixed(0)} MB; every touched user flushable after` });
+    writeFaultFigures({
+      suite: 'fuzz-ws',
+      cases: WS_CASES,
+      failures: failures.length,
+      turnsLost: null,
+      recovery: null,
+      notes: `seed ${SEED + 1}; RSS ${rss0.toFixed(0)} → ${rss1.toFixed(0)} MB; every touched user flushable after`,
+    });
     expect(rss1 - rss0).toBeLessThan(300);
     expect(failures).toEqual([]);
   }, 120_000);
 });
 
 describe('fault: tenancy', () => {
-  it('no key, a wrong key or another tenant\'s key never reads, changes or hears a tenant\'s data', async () => {
+  it("no key, a wrong key or another tenant's key never reads, changes or hears a tenant's data", async () => {
     let cases = 0;
     const json = (o: unknown) => JSON.stringify(o);
     // Tenant A's call: a session, a turn, a flush, and a subscriber on the user's topic.
@@ -360,6 +386,13 @@ describe('fault: tenancy', () => {
     expect(heard.b).toBe(0);
     sa.close();
     sb.close();
-    writeFaultFigures({ suite: 'tenancy', cases, failures: 0, turnsLost: null, recovery: null, notes: 'every route with no key, a wrong key and another tenant\'s key; every WebSocket op with another tenant\'s key (both encodings); WebSocket upgrade and event topics' });
+    writeFaultFigures({
+      suite: 'tenancy',
+      cases,
+      failures: 0,
+      turnsLost: null,
+      recovery: null,
+      notes: "every route with no key, a wrong key and another tenant's key; every WebSocket op with another tenant's key (both encodings); WebSocket upgrade and event topics",
+    });
   }, 60_000);
 });

@@ -82,7 +82,10 @@ describe('fault: LLM endpoint', () => {
         const doc = await srv.runtime.ports.documents.getHot(scope);
         expect(doc?.counters.extractions ?? 0, fault.name).toBe(0);
         const buffered = await srv.runtime.service.bufferedTurns(scope);
-        expect(buffered.map((t) => t.turnId), fault.name).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7']);
+        expect(
+          buffered.map((t) => t.turnId),
+          fault.name,
+        ).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7']);
       }
       const healedAt = performance.now();
       heal();

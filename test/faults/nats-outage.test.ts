@@ -96,7 +96,11 @@ describeWithServer('nats', 'fault: NATS restart under load', () => {
     // Each call ends; the job bus (reconnected by itself) carries the jobs to the worker.
     await Promise.all(calls.map((ws) => ws.request({ op: 'end' })));
     const scope = (i: number) => ({ tenantId: 'default', agentId: 'real-estate', userId: `u${i}` });
-    await waitFor(async () => (await Promise.all(calls.map(async (_, i) => (await runtime.ports.documents.getHot(scope(i)))?.counters.extractions ?? 0))).every((n) => n >= 1), 30_000, 'every user extracted after the restart');
+    await waitFor(
+      async () => (await Promise.all(calls.map(async (_, i) => (await runtime.ports.documents.getHot(scope(i)))?.counters.extractions ?? 0))).every((n) => n >= 1),
+      30_000,
+      'every user extracted after the restart',
+    );
     const recoveredMs = performance.now() - restarted;
     let lost = 0;
     for (const [i, ids] of acked) {

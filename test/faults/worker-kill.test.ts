@@ -29,14 +29,27 @@ describeWithServer('redis', 'fault: worker killed mid-extraction (defaults)', ()
     if (!nats) throw new Error('needs MEMGATE_TEST_NATS_URL as well');
     const run = `wk${Date.now().toString(36)}`;
     const profile = join(dir, 'profile.json');
-    writeFileSync(profile, JSON.stringify({
-      adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'openai', embedder: 'offline' },
-      server: { inlineWorkers: false },
-      llm: { timeoutMs: 60_000, maxRetries: 0 },
-    }));
+    writeFileSync(
+      profile,
+      JSON.stringify({
+        adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'openai', embedder: 'offline' },
+        server: { inlineWorkers: false },
+        llm: { timeoutMs: 60_000, maxRetries: 0 },
+      }),
+    );
     const [held, healthy] = [await startWindowLlm({ delayMs: 20, holdAfterAnswers: 0 }), await startWindowLlm({ delayMs: 20 })];
     llms.push(held, healthy);
-    const env = { MEMGATE_REDIS_URL: redisUrl()!, MEMGATE_NATS_URL: nats, MEMGATE_REDIS_PREFIX: `${run}:`, MEMGATE_NATS_STREAM: run.toUpperCase(), MEMGATE_NATS_PREFIX: run, MEMGATE_SQLITE_PATH: join(dir, 'm.db'), MEMGATE_PORT: '0', MEMGATE_LOG_LEVEL: 'info', MEMGATE_EXTRACTOR: 'openai' };
+    const env = {
+      MEMGATE_REDIS_URL: redisUrl()!,
+      MEMGATE_NATS_URL: nats,
+      MEMGATE_REDIS_PREFIX: `${run}:`,
+      MEMGATE_NATS_STREAM: run.toUpperCase(),
+      MEMGATE_NATS_PREFIX: run,
+      MEMGATE_SQLITE_PATH: join(dir, 'm.db'),
+      MEMGATE_PORT: '0',
+      MEMGATE_LOG_LEVEL: 'info',
+      MEMGATE_EXTRACTOR: 'openai',
+    };
     const args = ['--config', profile];
     const gw = await startGatewayProcess({ name: 'wk-gateway', env, args });
     procs.push(gw.proc);

@@ -9,8 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-const eventOf = (type: string, topic?: string) => (r: Reply) =>
-  r['op'] === 'event' && (r['event'] as { type: string }).type === type && (topic === undefined || r['topic'] === topic);
+const eventOf = (type: string, topic?: string) => (r: Reply) => r['op'] === 'event' && (r['event'] as { type: string }).type === type && (topic === undefined || r['topic'] === topic);
 
 describe('live events', () => {
   it('a dashboard hears session, turn and extraction events of its topics, without user text', async () => {

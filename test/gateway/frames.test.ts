@@ -116,7 +116,8 @@ describe('frames', () => {
 
   it('accepts ts only inside the documented window', () => {
     const ts = (v: unknown) => codeOf(() => parseTurn({ role: 'user', text: 'x', ts: v }, 100));
-    for (const bad of [1e300, 1e20, Number.MAX_SAFE_INTEGER, 8.64e15 + 1, -1, Number.NaN, Infinity, '275760-09-14T00:00:00Z', '2100-01-01T00:00:00Z', 'soon', new Date(Number.NaN)]) expect(ts(bad)).toBe('bad_request');
+    for (const bad of [1e300, 1e20, Number.MAX_SAFE_INTEGER, 8.64e15 + 1, -1, Number.NaN, Infinity, '275760-09-14T00:00:00Z', '2100-01-01T00:00:00Z', 'soon', new Date(Number.NaN)])
+      expect(ts(bad)).toBe('bad_request');
     for (const good of [0, Date.UTC(2026, 11, 3), '2026-12-03T10:00:00+05:30', Date.UTC(2099, 11, 31), new Date(Date.UTC(2024, 0, 1))]) expect(ts(good)).toBe('no error');
     expect(parseTurn({ role: 'user', text: 'x', ts: '2026-12-03T10:00:00Z' }, 100).ts).toBe(Date.UTC(2026, 11, 3, 10));
     expect(() => parseSearch({ query: 'q', asOf: 1e20 })).toThrow(/asOf/);
@@ -153,7 +154,10 @@ describe('auth', () => {
   });
 
   it('maps a key to its tenant by sha256, refuses missing and unknown keys', () => {
-    const a = createAuthenticator([{ sha256: sha('k1'), tenantId: 'A' }, { sha256: sha('k2'), tenantId: 'B' }]);
+    const a = createAuthenticator([
+      { sha256: sha('k1'), tenantId: 'A' },
+      { sha256: sha('k2'), tenantId: 'B' },
+    ]);
     expect(a.open).toBe(false);
     expect(a.tenantOf('k1')).toBe('A');
     expect(a.tenantOf('k2')).toBe('B');

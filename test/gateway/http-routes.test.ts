@@ -35,7 +35,10 @@ describe('HTTP routes', () => {
   it('refuses bad turn appends: unknown session 404, invalid 400, text too large 413', async () => {
     expect(await call('POST', '/v1/sessions/nope/turns', { role: 'user', text: 'x' })).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
     const sid = (await call('POST', '/v1/sessions', { agentId: uniq('a'), userId: uniq('u') })).body.sessionId as string;
-    expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'bot', text: 'x' })).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: expect.stringMatching(/role/) } } });
+    expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'bot', text: 'x' })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'bad_request', message: expect.stringMatching(/role/) } },
+    });
     expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user' })).toMatchObject({ status: 400 });
     expect(await call('POST', `/v1/sessions/${sid}/turns`, [1])).toMatchObject({ status: 400 });
     expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'x'.repeat(2049) })).toMatchObject({ status: 413, body: { error: { code: 'too_large' } } });
@@ -48,12 +51,15 @@ describe('HTTP routes', () => {
     expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'after the end' })).toMatchObject({ body: { error: { code: 'not_started' } } });
   });
 
-  it('odd timestamps are refused at the edge and never wedge the user\'s extraction', async () => {
+  it("odd timestamps are refused at the edge and never wedge the user's extraction", async () => {
     const agentId = uniq('a');
     const userId = uniq('u');
     const sid = (await call('POST', '/v1/sessions', { agentId, userId })).body.sessionId as string;
     for (const ts of [1e300, 1e20, Number.MAX_SAFE_INTEGER, 8.64e15 + 1, '+275760-09-13T00:00:00.001Z']) {
-      expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'My budget is 50 lakhs', ts })).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: expect.stringMatching(/ts/) } } });
+      expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'My budget is 50 lakhs', ts })).toMatchObject({
+        status: 400,
+        body: { error: { code: 'bad_request', message: expect.stringMatching(/ts/) } },
+      });
     }
     expect((await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'My budget is 50 lakhs' })).status).toBe(200);
     expect((await call('POST', `/v1/agents/${agentId}/users/${userId}/flush`)).status).toBe(200);
@@ -96,7 +102,8 @@ describe('HTTP routes', () => {
     expect(all.body.entities.length).toBeGreaterThan(active.body.entities.length);
     const superseded = all.body.entities.filter((e: { status: string }) => e.status === 'superseded');
     expect(superseded.length).toBeGreaterThan(0);
-    for (const k of ['id', 'key', 'field', 'value', 'category', 'status', 'source', 'validFrom', 'validUntil', 'recordedAt', 'expiresAt', 'supersedes', 'supersededBy', 'evidence']) expect(all.body.entities[0]).toHaveProperty(k);
+    for (const k of ['id', 'key', 'field', 'value', 'category', 'status', 'source', 'validFrom', 'validUntil', 'recordedAt', 'expiresAt', 'supersedes', 'supersededBy', 'evidence'])
+      expect(all.body.entities[0]).toHaveProperty(k);
   });
 
   it('PUT schema replaces the agent schema; an invalid one is 400 naming the bad field', async () => {
@@ -124,7 +131,15 @@ describe('HTTP routes', () => {
     const m = await call('GET', '/metrics');
     expect(m.status).toBe(200);
     expect(m.headers.get('content-type')).toMatch(/^text\/plain/);
-    for (const name of ['memgate_append_duration_seconds_count', 'memgate_start_duration_seconds_bucket', 'memgate_search_duration_seconds_sum', 'memgate_active_calls', 'memgate_extraction_queue_depth', 'memgate_extraction_duration_seconds_count']) expect(m.body).toContain(name);
+    for (const name of [
+      'memgate_append_duration_seconds_count',
+      'memgate_start_duration_seconds_bucket',
+      'memgate_search_duration_seconds_sum',
+      'memgate_active_calls',
+      'memgate_extraction_queue_depth',
+      'memgate_extraction_duration_seconds_count',
+    ])
+      expect(m.body).toContain(name);
   });
 
   it('unknown routes are 404', async () => {

@@ -8,7 +8,12 @@ describe('exitOnSignals', () => {
     const exits: number[] = [];
     let release!: () => void;
     const stopping = new Promise<void>((r) => (release = r));
-    const off = exitOnSignals(() => stopping, silentLogger, (c) => exits.push(c), () => now);
+    const off = exitOnSignals(
+      () => stopping,
+      silentLogger,
+      (c) => exits.push(c),
+      () => now,
+    );
     try {
       process.emit('SIGINT', 'SIGINT');
       now += SIGNAL_ECHO_MS - 1;

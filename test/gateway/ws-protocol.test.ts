@@ -69,7 +69,8 @@ for (const binary of [false, true]) {
 
     it('answers every invalid request with its code, echoing the id, and keeps the connection open', async () => {
       const ws = await WsTester.open(srv.wsUrl);
-      const err = async (frame: Record<string, unknown>, code: string) => expect(await ws.request(frame, binary)).toMatchObject({ op: 'error', id: frame['id'] ?? expect.anything(), code, message: expect.any(String) });
+      const err = async (frame: Record<string, unknown>, code: string) =>
+        expect(await ws.request(frame, binary)).toMatchObject({ op: 'error', id: frame['id'] ?? expect.anything(), code, message: expect.any(String) });
       await err({ op: 'append', role: 'user', text: 'x' }, 'not_started');
       await err({ op: 'search', query: 'x' }, 'not_started');
       await err({ op: 'end' }, 'not_started');
@@ -179,9 +180,7 @@ describe('frames the transport refuses', () => {
 function rawUpgrade(port: number, version: string): Promise<{ status: number; headers: Record<string, string> }> {
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1', () =>
-      sock.write(
-        `GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: ${version}\r\n\r\n`,
-      ),
+      sock.write(`GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: ${version}\r\n\r\n`),
     );
     let buf = '';
     sock.on('data', (d) => {

@@ -46,7 +46,10 @@ describe('POST /v1/integrations/vapi', () => {
     // The report carries the greeting and the last user turn the live messages missed; the system prompt is not a turn.
     const report = await post(fixture('end-of-call-report'));
     expect(report.body).toEqual({ ended: true, turnsAdded: 2 });
-    const turns = (await http(srv.base, 'GET', `/v1/agents/${scope.agentId}/users/${encodeURIComponent(scope.userId)}/turns`, { headers: { authorization: `Bearer ${KEY}` } })).body.turns as Array<{ role: string; text: string }>;
+    const turns = (await http(srv.base, 'GET', `/v1/agents/${scope.agentId}/users/${encodeURIComponent(scope.userId)}/turns`, { headers: { authorization: `Bearer ${KEY}` } })).body.turns as Array<{
+      role: string;
+      text: string;
+    }>;
     expect(turns.map((t) => `${t.role}: ${t.text}`).sort()).toEqual(
       [
         'agent: Congratulations! Shall I look for flats up to 80 lakhs?',

@@ -152,7 +152,11 @@ describe('buildSessionContext', () => {
 
 describe('buildSessionContext: one fact-state model in every section', () => {
   it('annotates a summary that states a superseded value, keeps the current one plain, and lists a waiting candidate under possibly', () => {
-    const facts = [fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1']), fact(budget, lakh(80), '2026-01-15T10:00:03Z', ['t9']), { ...fact(budget, lakh(18), '2026-01-16T10:00:00Z', ['t12']), source: 'inferred' as const, statedAt: '2026-01-16T10:00:00Z' }];
+    const facts = [
+      fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1']),
+      fact(budget, lakh(80), '2026-01-15T10:00:03Z', ['t9']),
+      { ...fact(budget, lakh(18), '2026-01-16T10:00:00Z', ['t12']), source: 'inferred' as const, statedAt: '2026-01-16T10:00:00Z' },
+    ];
     const d = doc(facts, []);
     d.summaries = [{ sessionId: 's1', text: 'Rajiv Kumar said his budget is 50 lakhs rupees for a 3BHK in Pune.', from: '2026-01-03T10:00:00Z', to: '2026-01-03T10:10:00Z' }];
     const ctx = buildSessionContext(d, { now: NOW, contextWindowTurns: 10 });

@@ -19,7 +19,16 @@ function said(field: FieldDef, value: FactValue, at: string, evidence: string[],
 function docOf(facts: ResolvedFact[], recent: Turn[] = []): HotDocument {
   let state = { entities: [] as TemporalEntity[], profile: {} };
   for (const f of facts) state = applyFacts(state, [f], { now: NOW, defaultTtlHours: 24, idFor: (x) => `${x.key}:${JSON.stringify(x.value)}` });
-  return { scope: { tenantId: 't', agentId: 'a', userId: 'u' }, profile: {}, entities: state.entities, recent, summaries: [], counters: { extractions: 1, turnsArchived: 0, acusIndexed: 0, acusSuppressed: 0 }, version: 1, updatedAt: new Date(NOW).toISOString() };
+  return {
+    scope: { tenantId: 't', agentId: 'a', userId: 'u' },
+    profile: {},
+    entities: state.entities,
+    recent,
+    summaries: [],
+    counters: { extractions: 1, turnsArchived: 0, acusIndexed: 0, acusSuppressed: 0 },
+    version: 1,
+    updatedAt: new Date(NOW).toISOString(),
+  };
 }
 
 const changed = () => docOf([said(budget, lakh(50), '2026-01-05T10:00:00Z', ['t1']), said(budget, lakh(80), '2026-02-10T10:00:00Z', ['t9']), said(city, 'Pune', '2026-01-05T10:00:00Z', ['t1'])]);
@@ -27,7 +36,10 @@ const changed = () => docOf([said(budget, lakh(50), '2026-01-05T10:00:00Z', ['t1
 describe('fact tier', () => {
   it('a question naming the field puts the current value first, history below it and marked as such', () => {
     const results = factResults(changed(), schema, 'What is my budget?', { now: NOW });
-    expect(results.map((r) => [r.fact?.value, r.fact?.status])).toEqual([[lakh(80), 'active'], [lakh(50), 'superseded']]);
+    expect(results.map((r) => [r.fact?.value, r.fact?.status])).toEqual([
+      [lakh(80), 'active'],
+      [lakh(50), 'superseded'],
+    ]);
     expect(results[0]).toMatchObject({ source: 'fact', confidence: 'high', turnRefs: ['t9'] });
     expect(results[0]!.score).toBeGreaterThanOrEqual(FIELD_MATCH_SCORE);
     expect(results[0]!.text).toBe('budget is ₹80 lakh (INR 8,000,000) (since 2026-02-10)');
@@ -63,7 +75,11 @@ describe('recent tier', () => {
   it('finds a turn sharing two content words (or a one-word query), not one sharing a single word by chance', () => {
     const turns = [turn(1, 'The plumber is coming on Friday to fix the kitchen sink.', '2026-02-01T10:00:00Z'), turn(2, 'My kitchen is small.', '2026-02-01T10:01:00Z')];
     expect(recentResults(turns, 'when is the plumber fixing the sink?', { now: NOW }).map((r) => r.turnRefs[0])).toEqual(['t1']);
-    expect(recentResults(turns, 'kitchen', { now: NOW }).map((r) => r.turnRefs[0]).sort()).toEqual(['t1', 't2']);
+    expect(
+      recentResults(turns, 'kitchen', { now: NOW })
+        .map((r) => r.turnRefs[0])
+        .sort(),
+    ).toEqual(['t1', 't2']);
     expect(recentResults(turns, 'plumber sink', { now: NOW, asOf: Date.parse('2026-01-31T00:00:00Z') })).toEqual([]);
   });
 });
@@ -87,7 +103,7 @@ describe('outdated marks and ranking', () => {
     expect(mentionsValue('lives in pune now', 'Pune')).toBe(true);
   });
 
-  it('an outdated ACU never ranks above its key\'s current fact', () => {
+  it("an outdated ACU never ranks above its key's current fact", () => {
     const doc = changed();
     const state = factState(doc.entities, NOW);
     const facts = factResults(doc, schema, 'budget', { now: NOW });

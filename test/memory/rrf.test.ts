@@ -5,7 +5,14 @@ const id = (s: string) => s;
 
 describe('reciprocalRankFusion', () => {
   it('sums 1/(k + rank) over the lists an item appears in', () => {
-    const out = reciprocalRankFusion([['a', 'b', 'c'], ['c', 'a']], id, 60);
+    const out = reciprocalRankFusion(
+      [
+        ['a', 'b', 'c'],
+        ['c', 'a'],
+      ],
+      id,
+      60,
+    );
     const score = Object.fromEntries(out.map((r) => [r.item, r.score]));
     expect(score.a).toBeCloseTo(1 / 61 + 1 / 62, 12);
     expect(score.b).toBeCloseTo(1 / 62, 12);
@@ -14,7 +21,14 @@ describe('reciprocalRankFusion', () => {
   });
 
   it('reports 1-based ranks per list, 0 when absent', () => {
-    const out = reciprocalRankFusion([['a', 'b'], ['b', 'x']], id, 1);
+    const out = reciprocalRankFusion(
+      [
+        ['a', 'b'],
+        ['b', 'x'],
+      ],
+      id,
+      1,
+    );
     const ranks = Object.fromEntries(out.map((r) => [r.item, r.ranks]));
     expect(ranks).toEqual({ a: [1, 0], b: [2, 1], x: [0, 2] });
     // k = 1: b = 1/3 + 1/2, a = 1/2, x = 1/3
@@ -28,8 +42,15 @@ describe('reciprocalRankFusion', () => {
   it('counts only the first occurrence within a list, keeps the earliest list item, and breaks ties by first appearance', () => {
     const out = reciprocalRankFusion(
       [
-        [{ id: 'p', from: 1 }, { id: 'p', from: 1 }, { id: 'q', from: 1 }],
-        [{ id: 'q', from: 2 }, { id: 'p', from: 2 }],
+        [
+          { id: 'p', from: 1 },
+          { id: 'p', from: 1 },
+          { id: 'q', from: 1 },
+        ],
+        [
+          { id: 'q', from: 2 },
+          { id: 'p', from: 2 },
+        ],
       ],
       (o) => o.id,
     );

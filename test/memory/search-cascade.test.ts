@@ -16,7 +16,10 @@ class TableEmbedder implements Embedder {
   readonly id = 'table';
   readonly dimensions = 3;
   calls = 0;
-  constructor(private readonly table: Record<string, number[]>, private readonly delayMs = 0) {}
+  constructor(
+    private readonly table: Record<string, number[]>,
+    private readonly delayMs = 0,
+  ) {}
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     this.calls++;
     if (this.delayMs > 0) await sleep(this.delayMs);
@@ -146,7 +149,7 @@ describe('searchCascade: ACU tiers', () => {
       ['Rajiv prefer', 'acu'],
       ['The Baner si', 'hybrid'],
     ]);
-    const bonusOne = 0.05 * (1 / 62) / (2 / 61);
+    const bonusOne = (0.05 * (1 / 62)) / (2 / 61);
     expect(results[0]!.score).toBeCloseTo(0.9 + 0.05, 5);
     expect(results[1]!.score).toBeCloseTo(0.7 + bonusOne, 5);
     expect(results[2]!.score).toBeCloseTo(0.3 + bonusOne, 5);

@@ -109,8 +109,7 @@ describe('applyFacts: temporal supersession', () => {
 });
 
 describe('applyFacts: out-of-order world times', () => {
-  const base = () =>
-    applyFacts(empty(), [fact(budget, lakh(50), '2026-01-01T00:00:00Z', ['t1']), fact(budget, lakh(80), '2026-01-20T00:00:00Z', ['t9'])], opts());
+  const base = () => applyFacts(empty(), [fact(budget, lakh(50), '2026-01-01T00:00:00Z', ['t1']), fact(budget, lakh(80), '2026-01-20T00:00:00Z', ['t9'])], opts());
 
   it('inserts an older, different value as history without replacing the current value', () => {
     const late = applyFacts(base(), [fact(budget, lakh(60), '2026-01-10T00:00:00Z', ['t5'])], opts(NOW + HOUR));
@@ -262,7 +261,7 @@ describe('applyFacts: confidence order', () => {
     expect(byValue(c.entities, 80)).toMatchObject({ status: 'superseded', supersededBy: v90.id });
   });
 
-  it('an explicit change still replaces a confirmed value (a new statement is the user\'s own word)', () => {
+  it("an explicit change still replaces a confirmed value (a new statement is the user's own word)", () => {
     const c = applyFacts(confirmed80(), [at(fact(budget, lakh(100), '2026-02-01T10:00:00Z', ['t3']), '2026-02-01T10:00:00Z')], opts());
     expect(byValue(c.entities, 80).status).toBe('superseded');
     expect(byValue(c.entities, 100).status).toBe('active');
@@ -272,6 +271,9 @@ describe('applyFacts: confidence order', () => {
     const b = applyFacts(confirmed80(), [at(fact(budget, lakh(60), '2026-01-20T10:00:00Z', ['t2'], 'inferred'), '2026-01-20T10:00:00Z')], opts());
     const c = applyFacts(b, [at(fact(budget, lakh(65), '2026-01-21T10:00:00Z', ['t3'], 'inferred'), '2026-01-21T10:00:00Z')], opts());
     expect(byValue(c.entities, 60).status).toBe('retracted');
-    expect(activeEntities(c.entities, NOW).map((e) => [e.value, e.source])).toEqual([[lakh(80), 'confirmed'], [lakh(65), 'inferred']]);
+    expect(activeEntities(c.entities, NOW).map((e) => [e.value, e.source])).toEqual([
+      [lakh(80), 'confirmed'],
+      [lakh(65), 'inferred'],
+    ]);
   });
 });

@@ -104,7 +104,12 @@ describe('extraction pipeline over an OpenAI-compatible endpoint', () => {
     fake.onChat(scriptedModel);
     fake.delayMs = 300;
     const s = scope();
-    await appendAll(s, Array.from({ length: 10 }, (_, i) => `turn ${i} budget ${i + 40} lakhs`), 'c', Date.parse('2026-03-01T10:00:00Z'));
+    await appendAll(
+      s,
+      Array.from({ length: 10 }, (_, i) => `turn ${i} budget ${i + 40} lakhs`),
+      'c',
+      Date.parse('2026-03-01T10:00:00Z'),
+    );
     const running = runtime.service.flush(s);
     const during: string[] = [];
     for (let i = 0; i < 30; i++) {

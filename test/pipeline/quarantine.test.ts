@@ -41,10 +41,18 @@ function onRuntime(name: string, config: () => Record<string, unknown>, register
   });
 }
 
-onRuntime('quarantine on the embedded default', () => ({}), (title, fn) => describe(title, fn));
+onRuntime(
+  'quarantine on the embedded default',
+  () => ({}),
+  (title, fn) => describe(title, fn),
+);
 describeWithServer('redis', 'quarantine on the Redis turn buffer', (url) => {
   const tag = randomBytes(4).toString('hex');
-  onRuntime('redis buffer, cache and lock', () => ({ adapters: { buffer: 'redis', cache: 'redis', lock: 'redis' }, redis: { url, keyPrefix: `mgq:${tag}:` } }), (title, fn) => describe(title, fn));
+  onRuntime(
+    'redis buffer, cache and lock',
+    () => ({ adapters: { buffer: 'redis', cache: 'redis', lock: 'redis' }, redis: { url, keyPrefix: `mgq:${tag}:` } }),
+    (title, fn) => describe(title, fn),
+  );
 });
 
 function quarantineCases(env: Env): void {
@@ -73,7 +81,8 @@ function quarantineCases(env: Env): void {
 
     const first = await call('POST', `/v1/agents/${agentId}/users/${userId}/flush`);
     expect(first, JSON.stringify(first.body)).toMatchObject({ status: 200, body: { ran: true, turnsRead: 1, turnsQuarantined: 1 } });
-    const values = async () => ((await call('GET', `/v1/agents/${agentId}/users/${userId}/entities`)).body.entities as Array<{ field: string; value: unknown }>).map((e) => `${e.field}=${String(e.value)}`);
+    const values = async () =>
+      ((await call('GET', `/v1/agents/${agentId}/users/${userId}/entities`)).body.entities as Array<{ field: string; value: unknown }>).map((e) => `${e.field}=${String(e.value)}`);
     expect(await values()).toEqual(expect.arrayContaining(['location=Pune']));
 
     // Poison arrives again later (another shape of it); the turns around it still extract.
@@ -86,7 +95,12 @@ function quarantineCases(env: Env): void {
     const q = await call('GET', `/v1/agents/${agentId}/users/${userId}/quarantine`);
     expect(q.status).toBe(200);
     expect(q.body.quarantined).toEqual([
-      { turnId: 'poison-1', reason: expect.stringMatching(/^ts 100000000000000000000 is not epoch milliseconds between 1970/), quarantinedAt: expect.any(String), turn: expect.objectContaining({ turnId: 'poison-1', ts: 1e20, text: 'My budget is 90 lakhs' }) },
+      {
+        turnId: 'poison-1',
+        reason: expect.stringMatching(/^ts 100000000000000000000 is not epoch milliseconds between 1970/),
+        quarantinedAt: expect.any(String),
+        turn: expect.objectContaining({ turnId: 'poison-1', ts: 1e20, text: 'My budget is 90 lakhs' }),
+      },
       { turnId: 'poison-2', reason: 'role is not one of user, agent, system, tool', quarantinedAt: expect.any(String), turn: expect.objectContaining({ turnId: 'poison-2' }) },
     ]);
     const buffered = (await call('GET', `/v1/agents/${agentId}/users/${userId}/turns`)).body.turns as Array<{ turnId: string }>;
@@ -125,7 +139,16 @@ function quarantineCases(env: Env): void {
     await plant(scope, sid, 'kept-poison', { ts: 1e20 });
     await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'I live in Pune.', ts: '2026-01-05T10:00:00Z' });
     const kept = (await env.runtime.ports.buffer.list(scope)).find((t) => t.turnId === 'kept-poison')!;
-    const doc = { scope, profile: {}, entities: [], recent: [kept], summaries: [], counters: { extractions: 1, turnsArchived: 0, acusIndexed: 0, acusSuppressed: 0 }, version: 1, updatedAt: new Date().toISOString() };
+    const doc = {
+      scope,
+      profile: {},
+      entities: [],
+      recent: [kept],
+      summaries: [],
+      counters: { extractions: 1, turnsArchived: 0, acusIndexed: 0, acusSuppressed: 0 },
+      version: 1,
+      updatedAt: new Date().toISOString(),
+    };
     expect(await env.runtime.ports.documents.commitHot(doc, 0)).toBe(true);
     await env.runtime.ports.cache.delete(scope);
     expect((await call('POST', '/v1/sessions', { agentId, userId })).status).toBe(200);

@@ -139,12 +139,13 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     scriptChat: (replies) => {
       queue.push(...replies);
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 
   const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -186,14 +187,19 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
           ? control.content
           : JSON.stringify(control.content ?? defaultReply(body));
     completions += 1;
-    sendJson(res, 200, {
-      id: `chatcmpl-fake-${completions}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: body.model,
-      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: control.finishReason ?? 'stop', logprobs: null }],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-    }, control.headers);
+    sendJson(
+      res,
+      200,
+      {
+        id: `chatcmpl-fake-${completions}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: control.finishReason ?? 'stop', logprobs: null }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      },
+      control.headers,
+    );
   };
 
   const embeddings = async (body: Record<string, unknown>, res: ServerResponse) => {
@@ -227,9 +233,11 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       fake.requests.push({ method: req.method ?? 'GET', path, body, headers: req.headers });
       const route = `${req.method} ${path}`;
       const work =
-        route === 'POST /v1/chat/completions' ? chat(body as FakeChatBody, res)
-        : route === 'POST /v1/embeddings' ? embeddings(body as Record<string, unknown>, res)
-        : Promise.resolve(sendError(res, 404, `fake: no route ${route}`));
+        route === 'POST /v1/chat/completions'
+          ? chat(body as FakeChatBody, res)
+          : route === 'POST /v1/embeddings'
+            ? embeddings(body as Record<string, unknown>, res)
+            : Promise.resolve(sendError(res, 404, `fake: no route ${route}`));
       work.catch((err: unknown) => sendError(res, 500, `fake: handler threw: ${err instanceof Error ? err.message : String(err)}`));
     });
   });
@@ -266,11 +274,17 @@ function emptyInstance(schema: Record<string, unknown>): unknown {
       const props = (schema['properties'] ?? {}) as Record<string, Record<string, unknown>>;
       return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, emptyInstance(v)]));
     }
-    case 'array': return [];
-    case 'string': return '';
-    case 'number': case 'integer': return 0;
-    case 'boolean': return false;
-    default: return null;
+    case 'array':
+      return [];
+    case 'string':
+      return '';
+    case 'number':
+    case 'integer':
+      return 0;
+    case 'boolean':
+      return false;
+    default:
+      return null;
   }
 }
 

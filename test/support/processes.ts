@@ -111,15 +111,16 @@ export function spawnMemgate(command: 'serve' | 'worker', options: SpawnMemgateO
     lines,
     exited,
     waitForLine,
-    logs: (msg) => lines.flatMap((l) => {
-      if (!l.startsWith('{')) return [];
-      try {
-        const rec = JSON.parse(l) as Record<string, unknown>;
-        return rec['msg'] === msg ? [rec] : [];
-      } catch {
-        return [];
-      }
-    }),
+    logs: (msg) =>
+      lines.flatMap((l) => {
+        if (!l.startsWith('{')) return [];
+        try {
+          const rec = JSON.parse(l) as Record<string, unknown>;
+          return rec['msg'] === msg ? [rec] : [];
+        } catch {
+          return [];
+        }
+      }),
     async stop(signal = 'SIGTERM', graceMs = 10_000) {
       if (!ended) child.kill(signal);
       const timer = setTimeout(() => {

@@ -3,12 +3,7 @@
  * `what`). Suites use it instead of fixed sleeps so that slower adapters
  * (JetStream, Redis) pass without slowing the embedded ones down.
  */
-export async function waitFor(
-  predicate: () => boolean | Promise<boolean>,
-  timeoutMs = 5_000,
-  what = 'condition',
-  intervalMs = 5,
-): Promise<void> {
+export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'condition', intervalMs = 5): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await predicate()) return;

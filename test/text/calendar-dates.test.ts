@@ -24,7 +24,7 @@ describe('calendarDates', () => {
     expect(calendarDates('July 45, 2023').dates).toEqual([]);
   });
 
-  it('turns a question\'s dates into the phrases FTS5 sees in stored ISO dates', () => {
+  it("turns a question's dates into the phrases FTS5 sees in stored ISO dates", () => {
     expect(datePhrases('What happened on October 13, 2023 and in July 2023?')).toEqual(['"2023 10 13"', '"2023 07"']);
   });
 });

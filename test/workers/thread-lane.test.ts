@@ -94,7 +94,12 @@ describe('embedded extraction on a worker thread', () => {
     expect(context.facts.length + context.possibly.length).toBeGreaterThan(0);
     const search = await runtime.service.search(scope, 'Which bank is the home loan with?');
     expect(search.results[0]?.source).not.toBe('cold');
-    expect(search.results.slice(0, 3).map((r) => r.text).join(' ')).toMatch(/HDFC/);
+    expect(
+      search.results
+        .slice(0, 3)
+        .map((r) => r.text)
+        .join(' '),
+    ).toMatch(/HDFC/);
   });
 
   it("the gateway thread's vector search sees ACUs the thread indexed after its cache was filled", async () => {

@@ -15,10 +15,12 @@ describe('yieldingWrites', () => {
     try {
       const pieces: Record<string, number[]> = { upsert: [], archive: [], remove: [] };
       const { acus, cold, buffer } = runtime.ports;
-      const spy = <A extends unknown[]>(name: string, fn: (...a: A) => Promise<void>, size: (...a: A) => number) => (...a: A) => {
-        pieces[name]!.push(size(...a));
-        return fn(...a);
-      };
+      const spy =
+        <A extends unknown[]>(name: string, fn: (...a: A) => Promise<void>, size: (...a: A) => number) =>
+        (...a: A) => {
+          pieces[name]!.push(size(...a));
+          return fn(...a);
+        };
       const counted = {
         ...runtime.ports,
         acus: Object.assign(Object.create(acus) as typeof acus, { upsert: spy('upsert', acus.upsert.bind(acus), (_s, items: readonly unknown[]) => items.length) }),
@@ -28,7 +30,10 @@ describe('yieldingWrites', () => {
       const ports = yieldingWrites(counted, { rows: 4, pauseMs: 0 });
       const scope = randomScope();
 
-      await ports.acus.upsert(scope, Array.from({ length: 10 }, (_, i) => makeAcu(scope, `fact ${i}`, randomUnitVector())));
+      await ports.acus.upsert(
+        scope,
+        Array.from({ length: 10 }, (_, i) => makeAcu(scope, `fact ${i}`, randomUnitVector())),
+      );
       const turns = Array.from({ length: 9 }, (_, i) => makeTurn(i + 1));
       await ports.cold.archive(scope, turns);
       const appended = [];

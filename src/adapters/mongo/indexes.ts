@@ -2,9 +2,7 @@ import type { Db, IndexDescription } from 'mongodb';
 import { COLLECTIONS } from './records.ts';
 
 /** `hot`: one document per user, also found by scope (forget, admin queries). */
-export const HOT_INDEXES: readonly IndexDescription[] = [
-  { key: { tenantId: 1, agentId: 1, userId: 1 }, name: 'scope', unique: true },
-];
+export const HOT_INDEXES: readonly IndexDescription[] = [{ key: { tenantId: 1, agentId: 1, userId: 1 }, name: 'scope', unique: true }];
 
 /**
  * `cold_turns`: a text index can serve only `$text` queries, so count and forget get their own
@@ -27,8 +25,5 @@ export const COLD_INDEXES: readonly IndexDescription[] = [
  * a same-named index with other options fails loudly rather than being silently replaced).
  */
 export async function ensureIndexes(db: Db): Promise<void> {
-  await Promise.all([
-    db.collection(COLLECTIONS.hot).createIndexes([...HOT_INDEXES]),
-    db.collection(COLLECTIONS.cold).createIndexes([...COLD_INDEXES]),
-  ]);
+  await Promise.all([db.collection(COLLECTIONS.hot).createIndexes([...HOT_INDEXES]), db.collection(COLLECTIONS.cold).createIndexes([...COLD_INDEXES])]);
 }

@@ -121,7 +121,15 @@ export class JetStreamJobBus implements JobBus {
     if (!(options.concurrency >= 1) || !(options.maxDeliver >= 1) || !(options.retryDelayMs >= 0)) {
       throw new MemgateError('bad_request', 'consume needs concurrency >= 1, maxDeliver >= 1 and retryDelayMs >= 0');
     }
-    const deps = { nc: this.nc, js: this.js, topology: this.topology, generations: this.generations, ackWaitMs: this.options.ackWaitMs, pullExpiresMs: this.options.pullExpiresMs, log: this.options.log };
+    const deps = {
+      nc: this.nc,
+      js: this.js,
+      topology: this.topology,
+      generations: this.generations,
+      ackWaitMs: this.options.ackWaitMs,
+      pullExpiresMs: this.options.pullExpiresMs,
+      log: this.options.log,
+    };
     const consumer = new JobConsumer(deps, handler, options, () => this.jsConsumer(options.maxDeliver));
     this.consumers.add(consumer);
     return {
@@ -191,9 +199,7 @@ export class JetStreamJobBus implements JobBus {
   private jsConsumer(maxDeliver: number): Promise<JsConsumer> {
     if (this.consumerReady === null || maxDeliver !== this.lastMaxDeliver) {
       this.lastMaxDeliver = maxDeliver;
-      const ready = ensureConsumer(this.jsm, this.topology, this.options.ackWaitMs, maxDeliver).then(async () =>
-        this.js.consumers.get(this.topology.stream, this.topology.consumer),
-      );
+      const ready = ensureConsumer(this.jsm, this.topology, this.options.ackWaitMs, maxDeliver).then(async () => this.js.consumers.get(this.topology.stream, this.topology.consumer));
       // A failed setup is not cached: the next consumer (or retry) asks the server again.
       ready.catch(() => {
         if (this.consumerReady === ready) this.consumerReady = null;

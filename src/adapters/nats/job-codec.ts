@@ -14,13 +14,7 @@ export function encodeJob(job: ExtractionJob): Uint8Array {
 export function decodeJob(data: Uint8Array): ExtractionJob {
   const value = JSON.parse(decoder.decode(data)) as Partial<ExtractionJob> | null;
   const scope = value?.scope as Partial<Scope> | undefined;
-  if (
-    typeof scope?.tenantId !== 'string' ||
-    typeof scope.agentId !== 'string' ||
-    typeof scope.userId !== 'string' ||
-    typeof value?.reason !== 'string' ||
-    typeof value.requestedAt !== 'number'
-  ) {
+  if (typeof scope?.tenantId !== 'string' || typeof scope.agentId !== 'string' || typeof scope.userId !== 'string' || typeof value?.reason !== 'string' || typeof value.requestedAt !== 'number') {
     throw new Error('not an extraction job');
   }
   return { scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, reason: value.reason, requestedAt: value.requestedAt };

@@ -127,9 +127,12 @@ export class JobConsumer implements Consumer {
 
   /** Runs the handler with `working()` heartbeats; returns what it threw, or null. */
   private async run(msg: JsMsg, job: ExtractionJob, attempt: number): Promise<unknown> {
-    const heartbeat = setInterval(() => {
-      if (!this.deps.nc.isClosed()) msg.working();
-    }, Math.max(200, Math.floor(this.deps.ackWaitMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        if (!this.deps.nc.isClosed()) msg.working();
+      },
+      Math.max(200, Math.floor(this.deps.ackWaitMs / 3)),
+    );
     try {
       await this.handler(job, { attempt });
       return null;

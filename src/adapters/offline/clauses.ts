@@ -119,16 +119,11 @@ const FILLER_WORDS = new Set(
     'ok okay k alright all right fine thanks thank you very much so hello hi hey there mm hmm mmhmm mm-hmm uh-huh uh huh um ' +
     'er ah oh bye goodbye good morning afternoon evening night see ya take care have a nice day great cool got it sure yeah ' +
     'yes yep no nope right one moment second minute hold on please wait sorry pardon come again i see understood noted ' +
-    'perfect awesome wonderful lovely nice talk soon later then well anyway to you too meet congratulations congrats welcome again glad hear that correct exactly absolutely definitely indeed that\'s it\'s it is'
+    "perfect awesome wonderful lovely nice talk soon later then well anyway to you too meet congratulations congrats welcome again glad hear that correct exactly absolutely definitely indeed that's it's it is"
   ).split(' '),
 );
 
-const FILLER_EXTRA = new Set(
-  (
-    'wow whoa woah haha hahaha lol aw aww yay omg gosh cheers totally agree agreed sounds really so amazing fantastic ' +
-    'incredible brilliant sweet'
-  ).split(' '),
-);
+const FILLER_EXTRA = new Set(('wow whoa woah haha hahaha lol aw aww yay omg gosh cheers totally agree agreed sounds really so amazing fantastic ' + 'incredible brilliant sweet').split(' '));
 // Set phrases of small talk, removed before the word test ("long time no see", "way to go").
 const FILLER_PHRASE_RE =
   /\b(?:long time no (?:see|talk|chat|speak)|way to go|good luck|for sure|stay safe|take it easy|no (?:problem|worries)|my pleasure|you're welcome|what's up|how are you|good to (?:see|hear from) you|thanks? (?:a lot|so much|for (?:sharing|asking|the support|letting me know))|sounds like a plan)\b/gi;
@@ -142,6 +137,10 @@ export function isFiller(text: string): boolean {
   let cleaned = text.replace(/[’‘]/g, "'").replace(FILLER_PHRASE_RE, ' , ');
   // "Yes, Whitefield." answers something: the place is no vocative.
   if (!/^\W*(?:yes|yeah|yep|no|nope|nah)\b/i.test(cleaned)) cleaned = cleaned.replace(VOCATIVE_RE, (m, lead: string) => (lead.length === 0 ? m : lead));
-  const words = cleaned.toLowerCase().replace(/[^a-z'\- ]+/g, ' ').split(/\s+/).filter(Boolean);
+  const words = cleaned
+    .toLowerCase()
+    .replace(/[^a-z'\- ]+/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
   return words.every((w) => FILLER_WORDS.has(w) || FILLER_EXTRA.has(w) || FILLER_WORDS.has(w.replace(/-/g, '')));
 }

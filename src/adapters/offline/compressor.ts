@@ -20,16 +20,23 @@ const PERSONAL_RE = /\b(i|i'm|i've|i'd|i'll|me|my|we|we're|our|us|let's)\b/i;
 const PHATIC_Q_RE = /^(?:and\s+|so\s+)?(anything else|is there anything else|how are you|how can i help|how may i help|what else|can i help you with anything else|shall we)\b/i;
 const IMPERATIVE_RE = /^(?:please\s+)?(send|call|book|email|mail|text|message|tell|give|show|schedule|share|forward|remind|cancel|reschedule|check|arrange|keep|note|add|remove|update)\b/i;
 const LOWER_STARTERS = new Set(
-  ("the a an it its it's that's there's here's what's that this there these those yes no yeah sure so and but also maybe probably perhaps booked done great good okay ok well actually " +
+  (
+    "the a an it its it's that's there's here's what's that this there these those yes no yeah sure so and but also maybe probably perhaps booked done great good okay ok well actually " +
     'just around about with for in on at since from what when where how which who why is are do does did can could would will please let ' +
-    'mostly only still not nothing something anything everything some any all both either neither one two three').split(' '),
+    'mostly only still not nothing something anything everything some any all both either neither one two three'
+  ).split(' '),
 );
 const TAG_Q_RE = /^(.*?)[,\s]+(?:right|correct|is that right|is that correct|isn't it|yes|no|ok|okay|yeah)\s*\??$/i;
 const YN_Q_RE = /^(do|does|did|are|were|have|has|will|would|can|could|should)\s+you\s+(.+?)\??$/i;
 const AGENT_OFFER_RE = /^(shall|should|can|may|could)\s+(?:i|we)\s+(.+?)\??$/i;
-const TOPIC_Q_RE = /^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:your|the)\s+(.+?)\??$|^(?:what|which|how much|how many)\s+(.+?)\s+(?:do|did|would|will|are|can)\s+you\s+(?:have in mind|want|need|prefer|like|have|plan|afford|looking for)\b.*$/i;
+const TOPIC_Q_RE =
+  /^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:your|the)\s+(.+?)\??$|^(?:what|which|how much|how many)\s+(.+?)\s+(?:do|did|would|will|are|can)\s+you\s+(?:have in mind|want|need|prefer|like|have|plan|afford|looking for)\b.*$/i;
 
-const strip = (s: string) => s.trim().replace(/[.!?]+$/, '').trim();
+const strip = (s: string) =>
+  s
+    .trim()
+    .replace(/[.!?]+$/, '')
+    .trim();
 const capFirst = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 function lcFirst(s: string): string {
   const first = (/^[A-Za-z']+/.exec(s)?.[0] ?? '').toLowerCase();
@@ -153,7 +160,10 @@ function statement(s: string, t: Turn, voices: Voices, names: Names, role: 'user
 
 /** "Hello, this is Asha from Prestige Homes" → "Asha (agent) is from Prestige Homes". */
 function agentIntro(s: string, t: Turn, n: Names): string | null {
-  const m = /^(?:(?:[Hh]i|[Hh]ello|[Hh]ey|[Gg]ood (?:morning|afternoon|evening))\b[^,]*,\s*)?(?:[Tt]his is|[Ii]t's|I'm|I am|[Mm]y name is)?\s*([A-Z][a-z]+)(?:\s+again)?,?\s+(?:from|with|at|calling from)\s+(.+?)[.!]?$/.exec(s.trim());
+  const m =
+    /^(?:(?:[Hh]i|[Hh]ello|[Hh]ey|[Gg]ood (?:morning|afternoon|evening))\b[^,]*,\s*)?(?:[Tt]his is|[Ii]t's|I'm|I am|[Mm]y name is)?\s*([A-Z][a-z]+)(?:\s+again)?,?\s+(?:from|with|at|calling from)\s+(.+?)[.!]?$/.exec(
+      s.trim(),
+    );
   if (!m || !n.agentKnown || !n.agent.toLowerCase().startsWith(m[1]!.toLowerCase())) return null;
   return `${tag(n.agent, true, 'agent')} is from ${strip(rewritePronouns(rewriteDates(m[2]!, t.ts), agentVoices(n)))}`;
 }

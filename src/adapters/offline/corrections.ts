@@ -24,7 +24,8 @@ const FIX_MARKER = new RegExp(
   'gi',
 );
 // "not X but Y": X at most four words, not "not only", "not sure", "not too"...
-const NOT_BUT = /\bnot\s+(?!(?:only|just|sure|certain|too|very|really|yet|much|so|quite|that|bad|even|at all)\b)((?:[^\s,.;!?]+\s+){0,3}?[^\s,.;!?]+)\s*,?\s+but\s+(?:rather\s+|instead\s+|actually\s+)?(?!(?:i|we|they|he|she|you|i'm|we're)\b)/gi;
+const NOT_BUT =
+  /\bnot\s+(?!(?:only|just|sure|certain|too|very|really|yet|much|so|quite|that|bad|even|at all)\b)((?:[^\s,.;!?]+\s+){0,3}?[^\s,.;!?]+)\s*,?\s+but\s+(?:rather\s+|instead\s+|actually\s+)?(?!(?:i|we|they|he|she|you|i'm|we're)\b)/gi;
 // "21 March, not 12 March": a denied value closing the sentence.
 const NOT_TAIL = /,?\s+(?:and\s+)?not\s+(?!(?:only|just|sure|yet|really|at all|anymore|any more)\b)((?:[^\s,.;!?]+\s+){0,3}?[^\s,.;!?]+)\s*(?=[.!?]*$)/i;
 // "I said X but it's Y": what was said before is withdrawn.
@@ -37,7 +38,8 @@ const NOT_A_SLIP = /^(?:yes|yeah|yep|no|nope|ok|okay|oh|um|uh|well|so|right|sure
 // Words that end the phrase before a value: "is", "in", "to", "on" ("I live in | Chennai").
 const ANCHOR = /^(?:is|are|was|were|am|be|been|'s|it's|i'm|that's|to|in|at|on|for|from|of|with|as|by|called|named|me|about|around|near|:)$/i;
 // What follows the marker is no fix when it stalls, asks or only emphasises ("wait, let me think", "no, really").
-const NO_FIX = /^(?:let me|hold on|one (?:sec|second|moment|minute)|give me|i'?m not sure|i don'?t know|never ?mind|just a|really|seriously|honestly|it'?s fine|that'?s fine|how|what|where|when|why|which|who|can|could|would|is|are|do|does|did)\b/i;
+const NO_FIX =
+  /^(?:let me|hold on|one (?:sec|second|moment|minute)|give me|i'?m not sure|i don'?t know|never ?mind|just a|really|seriously|honestly|it'?s fine|that'?s fine|how|what|where|when|why|which|who|can|could|would|is|are|do|does|did)\b/i;
 // A fix that restates its own subject ("I meant I live in Mysore") replaces the whole clause.
 const RESTATES = /^(?:i|i'm|i've|we|we're|my|our|the|it's|it\s+is|that's)\b/i;
 const RESTATED_VERB = /(?:\b(?:is|are|was|were|am|have|has|had|live|lives|moved|work|works|want|need|take|takes)\b|'s\b|'m\b|'re\b|'ve\b)/i;
@@ -167,7 +169,10 @@ function slipStart(before: string): number | null {
 
 /** Rough shape of a value phrase: a number (or amount), a capitalised name, or lower-case words. */
 function shape(phrase: string): 'number' | 'name' | 'word' {
-  const first = phrase.trim().replace(/^(?:a|an|the|rs\.?|inr|usd|us\$)\s*/i, '').charAt(0);
+  const first = phrase
+    .trim()
+    .replace(/^(?:a|an|the|rs\.?|inr|usd|us\$)\s*/i, '')
+    .charAt(0);
   return /[\d₹$€£]/.test(first) ? 'number' : /[A-Z]/.test(first) ? 'name' : 'word';
 }
 

@@ -54,14 +54,20 @@ const PARTICLES = new Set(['back', 'up', 'in', 'out', 'for', 'to', 'on', 'off', 
  * "I'm creating a library" is not "I'm a".
  */
 export function cueRegex(phrase: string): RegExp {
-  const words = phrase.toLowerCase().replace(/[’‘]/g, "'").split(/[\s_-]+/).filter(Boolean);
+  const words = phrase
+    .toLowerCase()
+    .replace(/[’‘]/g, "'")
+    .split(/[\s_-]+/)
+    .filter(Boolean);
   const phrasal = words.length === 2 && words[0]!.length >= 4 && PARTICLES.has(words[1]!);
   const body = words.map(wordPattern).join(phrasal ? "(?:[\\s-]+[a-z']+)?[\\s-]+" : '[\\s-]+');
   return new RegExp(`(?<![a-z])${body}(?![a-z])`, 'gi');
 }
 
 const GENERIC_NAME_WORDS = new Set(
-  'the a an of to for and or in on at by is are was has have had current currently preferred main total new last first next previous user caller customer patient tenant client applicant person their his her status type level number count value amount date time whether wants planned scheduled expected being expected desired'.split(' '),
+  'the a an of to for and or in on at by is are was has have had current currently preferred main total new last first next previous user caller customer patient tenant client applicant person their his her status type level number count value amount date time whether wants planned scheduled expected being expected desired'.split(
+    ' ',
+  ),
 );
 
 /**
@@ -74,7 +80,26 @@ const BUILTIN: Record<StringKind, string[]> = {
   email: ['email', 'e-mail', 'mail me', 'email id', 'email address'],
   phone: ['number is', 'phone', 'mobile', 'call me on', 'reach me on', 'reach me at', 'whatsapp'],
   address: ['address is', 'live at', 'living at', 'staying at', 'located at', 'flat at', 'house at', 'property at', 'apartment at', 'place at'],
-  place: ['^near', '^prefer', '^looking at', '^looking in', '^based in', '^live in', '^living in', '^moved to', '^moving to', '^relocating to', '^somewhere in', '^close to', '~in', '~at', '~around', '~thinking about', '~considering', '~interested in'],
+  place: [
+    '^near',
+    '^prefer',
+    '^looking at',
+    '^looking in',
+    '^based in',
+    '^live in',
+    '^living in',
+    '^moved to',
+    '^moving to',
+    '^relocating to',
+    '^somewhere in',
+    '^close to',
+    '~in',
+    '~at',
+    '~around',
+    '~thinking about',
+    '~considering',
+    '~interested in',
+  ],
   employer: ['^work at', '^work for', '^working at', '^working for', '^employed at', '^employed by', '^employed with', '^job at', '^job with', '^joined', '^employer is'],
   occupation: ["i'm a", 'i am a', "i'm an", 'i am an', 'i work as', 'working as', 'by profession', 'my job is', 'i am working as'],
   medication: ['taking', 'been on', 'prescribed', 'started on', 'switched to', 'put me on', 'on'],
@@ -104,8 +129,14 @@ export function stringKind(f: FieldDef): StringKind {
 }
 
 function nameCues(f: FieldDef): string[] {
-  const words = f.name.toLowerCase().split(/_+/).filter((w) => w && !GENERIC_NAME_WORDS.has(w) && w !== 'name' && w !== 'has' && w !== 'is');
-  const phrase = f.name.toLowerCase().replace(/_+/g, ' ').replace(/^(has|is|current|preferred)\s+/, '');
+  const words = f.name
+    .toLowerCase()
+    .split(/_+/)
+    .filter((w) => w && !GENERIC_NAME_WORDS.has(w) && w !== 'name' && w !== 'has' && w !== 'is');
+  const phrase = f.name
+    .toLowerCase()
+    .replace(/_+/g, ' ')
+    .replace(/^(has|is|current|preferred)\s+/, '');
   return [...new Set([phrase, ...words].filter((w) => w.length >= 3))];
 }
 
@@ -113,7 +144,10 @@ function descCues(f: FieldDef): string[] {
   return f.description
     .toLowerCase()
     .split(/[^a-z]+/)
-    .filter((w) => w.length >= 4 && !GENERIC_NAME_WORDS.has(w) && !/^(with|from|that|this|what|when|which|will|would|should|about|into|they|them|wants|needs|takes|report|reports|scale|reason|during)$/.test(w));
+    .filter(
+      (w) =>
+        w.length >= 4 && !GENERIC_NAME_WORDS.has(w) && !/^(with|from|that|this|what|when|which|will|would|should|about|into|they|them|wants|needs|takes|report|reports|scale|reason|during)$/.test(w),
+    );
 }
 
 // Synonyms too common in other senses to signal a status inside free speech ("let me check").
@@ -138,10 +172,18 @@ export function compileSchema(schema: ExtractionSchema): CompiledField[] {
     if (field.type !== 'string') for (const d of descCues(field)) add(d, 'weak', false);
     // Enum values match their exact words (plural allowed): "verify a rental" is not "verified".
     const values = (field.values ?? []).map((value) => {
-      const words = value.toLowerCase().split(/[\s_-]+/).filter(Boolean);
+      const words = value
+        .toLowerCase()
+        .split(/[\s_-]+/)
+        .filter(Boolean);
       const negative = /^(not|no|non|un)$/.test(words[0] ?? '');
       const exact = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[\\s_-]+') + '(?:s|es)?';
-      const alts = [exact, ...enumSynonyms(value).filter((s) => !AMBIGUOUS_SYNONYMS.has(s)).map((s) => `${s.replace(/\s+/g, '\\s+')}[a-z]*`)];
+      const alts = [
+        exact,
+        ...enumSynonyms(value)
+          .filter((s) => !AMBIGUOUS_SYNONYMS.has(s))
+          .map((s) => `${s.replace(/\s+/g, '\\s+')}[a-z]*`),
+      ];
       return { value, re: new RegExp(`(?<![a-z])(?:${alts.join('|')})(?![a-z])`, 'gi'), negative };
     });
     return { field, kind, cues, values };

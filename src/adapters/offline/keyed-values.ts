@@ -35,7 +35,10 @@ export function keyedValues(text: string, cands: readonly Candidate[], qualifier
   for (let i = 0; i < sorted.length; i++) {
     const scope = text.slice(cuts[i], cuts[i + 1]).replace(/^[\s,;]+/, '');
     const q = qualifierOf(scope);
-    const key = q?.toLowerCase().replace(/^the\s+/, '').replace(/[^a-z0-9]+/g, '');
+    const key = q
+      ?.toLowerCase()
+      .replace(/^the\s+/, '')
+      .replace(/[^a-z0-9]+/g, '');
     if (!q || !key || seen.has(key)) return null;
     seen.add(key);
     out.push({ c: sorted[i]!, scope });

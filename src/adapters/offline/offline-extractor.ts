@@ -45,7 +45,9 @@ export class OfflineExtractor implements Extractor {
     let currency: string | undefined;
     turns.forEach((turn, i) => {
       const text = texts[i]!;
-      const stated = findMoney(text).filter((m) => m.currencyStated).at(-1)?.money.currency;
+      const stated = findMoney(text)
+        .filter((m) => m.currencyStated)
+        .at(-1)?.money.currency;
       if (turn.role === 'agent') {
         // The agent naming the property under discussion still sets the conversation's topic.
         const mentioned = readTurn({ fields, text, ts: turn.ts, perspective: 'agent', askedFields: new Set(), lowAsr: false });

@@ -15,13 +15,17 @@ export interface Voices {
 const MODALS = new Set('can could will would should shall might must may need ought'.split(' '));
 const ADVERBS = new Set('also really just still only already actually never always usually definitely currently recently even mostly probably certainly genuinely honestly'.split(' '));
 const IRREGULAR_PAST = new Set(
-  ('got went had was were did made said took paid bought sold saw met found left told thought felt came gave knew put ran sent spent began ' +
+  (
+    'got went had was were did made said took paid bought sold saw met found left told thought felt came gave knew put ran sent spent began ' +
     'became kept lost heard held brought chose wrote fell set let cut quit hurt read sat stood understood forgot won ate drove flew grew threw ' +
-    'spoke broke woke wore meant built caught fought taught sought dealt slept').split(' '),
+    'spoke broke woke wore meant built caught fought taught sought dealt slept'
+  ).split(' '),
 );
 const NOT_VERBS = new Set(
-  ('a an the to in on at for of with from by about as and or but so if that this these those there here back too not no yes ' +
-    'please again now then today tomorrow yesterday very much more less all both each every some any one two three it its').split(' '),
+  (
+    'a an the to in on at for of with from by about as and or but so if that this these those there here back too not no yes ' +
+    'please again now then today tomorrow yesterday very much more less all both each every some any one two three it its'
+  ).split(' '),
 );
 
 /** Third-person singular of a base-form verb ("want" → "wants", "try" → "tries", "go" → "goes"). */
@@ -41,8 +45,7 @@ export function thirdPerson(verb: string): string {
   return `${verb}s`;
 }
 
-const PRONOUN_RE =
-  /\b(i'm|i've|i'd|i'll|i|me|my|mine|myself|let's|we're|we've|we'd|we'll|we|us|our|ours|ourselves|you're|you've|you'd|you'll|you|your|yours|yourself)\b/gi;
+const PRONOUN_RE = /\b(i'm|i've|i'd|i'll|i|me|my|mine|myself|let's|we're|we've|we'd|we'll|we|us|our|ours|ourselves|you're|you've|you'd|you'll|you|your|yours|yourself)\b/gi;
 const CONTRACTION: Record<string, string> = { "'m": 'is', "'re": 'are', "'ve": 'has', "'d": 'would', "'ll": 'will' };
 
 /**

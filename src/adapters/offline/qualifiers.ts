@@ -5,7 +5,8 @@ const ADDRESS_RE =
   /\b(?:(?:flat|apt|apartment|unit|house|plot|door)\s*(?:no\.?|number|#)?\s*)?\d+[A-Za-z]?(?:\/\d+)?,?\s+(?:[A-Z][\w.'-]*\s+){0,4}(?:Road|Rd|Street|St|Lane|Ln|Avenue|Ave|Nagar|Layout|Colony|Main|Cross|Block|Sector|Phase|Towers?|Apartments?|Residency|Heights|Enclave|Park|Gardens?|Drive|Boulevard|Place|Court|Way)\b(?:,\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)?/g;
 const NAMED_RE = /\b(?:[Tt]he\s+)?((?:[A-Z][\w'-]*\s+){0,3}[A-Z][\w'-]*)\s+(?:property|flat|apartment|project|house|villa|unit|one|place|site)\b/g;
 const PREP_NAMED_RE = /\b(?:[Aa]t|[Ii]n|[Ff]or|[Aa]bout|[Oo]f)\s+((?:[A-Z][\w'-]*)(?:\s+(?!I(?:'\w+)?\b)[A-Z][\w'-]*){0,3})/g;
-const NOT_QUALIFIER = /^(I|I'm|The|A|An|My|Our|Yes|No|Okay|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|November|December)\b/;
+const NOT_QUALIFIER =
+  /^(I|I'm|The|A|An|My|Our|Yes|No|Okay|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|November|December)\b/;
 
 /**
  * A qualifier named in free text when `keyBy` is not itself a schema field: an address
@@ -22,13 +23,20 @@ export function qualifierInText(text: string): string | null {
   return null;
 }
 
-const squash = (s: string) => s.toLowerCase().replace(/^the\s+/, '').replace(/[^a-z0-9]+/g, '');
+const squash = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/^the\s+/, '')
+    .replace(/[^a-z0-9]+/g, '');
 
 /** An address or named property in `text` (no bare "at <Capitalised>"), or null. */
 function addressInText(text: string): string | null {
   for (const re of [ADDRESS_RE, NAMED_RE]) {
     re.lastIndex = 0;
-    const last = [...text.matchAll(re)].map((m) => (m[1] ?? m[0]).trim()).filter((q) => !NOT_QUALIFIER.test(q)).at(-1);
+    const last = [...text.matchAll(re)]
+      .map((m) => (m[1] ?? m[0]).trim())
+      .filter((q) => !NOT_QUALIFIER.test(q))
+      .at(-1);
     if (last) return last.replace(/[,.]+$/, '');
   }
   return null;

@@ -10,22 +10,36 @@ export interface Capture {
 }
 
 const NON_NAMES = new Set(
-  ('i yes no hi hello hey okay ok sure the a an just not calling looking interested good fine great sorry here still also very so really ' +
+  (
+    'i yes no hi hello hey okay ok sure the a an just not calling looking interested good fine great sorry here still also very so really ' +
     'actually thinking planning going trying in at from on happy glad available ready done busy free back home afraid and with ' +
     'monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september ' +
     'october november december today tomorrow yesterday well thanks thank sir madam maam speaking mr mrs ms dr miss' +
-    ' calling about regarding for your my our this that it there new old single married retired working').split(' '),
+    ' calling about regarding for your my our this that it there new old single married retired working'
+  ).split(' '),
 );
 const HONORIFIC = /^(mr|mrs|ms|miss|dr|prof|shri|smt)\.?$/i;
 const STOP_WORDS = new Set(
-  ('because since as but so which who where when if though although or then is are was were has have had will would can could ' +
+  (
+    'because since as but so which who where when if though although or then is are was were has have had will would can could ' +
     "should cost costs right okay ok please too also actually now ideally probably maybe i'm i we it that this there and " +
-    "currently anymore already yet again though with for from till until by per a.m. p.m. to").split(' '),
+    'currently anymore already yet again though with for from till until by per a.m. p.m. to'
+  ).split(' '),
 );
 const LEAD_RE = /^[\s:,-]*(?:(?:is|are|was|were|'s|would be|will be|should be|to be|be|as|of|called|named|it's|its|that's|basically)\s+)*/i;
 const DETERMINER_RE = /^(?:a|an|the|some|my|our|his|her|their)\s+/i;
 const MAX_WORDS: Record<StringKind, number> = {
-  'self-name': 4, 'person-name': 4, email: 1, phone: 1, address: 10, place: 4, employer: 5, occupation: 5, medication: 3, dosage: 6, text: 8,
+  'self-name': 4,
+  'person-name': 4,
+  email: 1,
+  phone: 1,
+  address: 10,
+  place: 4,
+  employer: 5,
+  occupation: 5,
+  medication: 3,
+  dosage: 6,
+  text: 8,
 };
 
 const isCapitalised = (w: string) => /^[A-Z]/.test(w);
@@ -70,14 +84,21 @@ export function captureAfter(text: string, from: number, kind: StringKind, prope
     end = pos + rest.slice(0, end - pos).replace(/\s*\S+$/, '').length;
   }
   // The original slice keeps inner punctuation ("12 MG Road, Indiranagar").
-  const value = first < 0 ? '' : text.slice(first, end).replace(/[\s,;:]+$/, '').trim();
+  const value =
+    first < 0
+      ? ''
+      : text
+          .slice(first, end)
+          .replace(/[\s,;:]+$/, '')
+          .trim();
   if (!value || NON_NAMES.has(value.toLowerCase()) || (proper && !words.some((w) => upper.test(w) && !NON_NAMES.has(w.toLowerCase())))) return null;
   if (/^\d+(\.\d+)?$/.test(value) && kind !== 'address') return null;
   if (kind === 'place' && !plausiblePlace(words, text.slice(end, end + 40))) return null;
   return { value, start: pos, end };
 }
 
-const PLACE_FOLLOWERS = /^\s*(?:[,.;:!?)]|$|\d|an?\s+(?:day|week|fortnight|month|year|couple|few)\b|(?:area|side|city|town|district|suburb|region|state|country|road|layout|sector|and|or|but|so|because|since|as|too|also|now|then|yet|though|right|in|on|at|near|with|for|to|from|by|is|are|was|were|has|have|will|would|where|which|who|when|if|maybe|probably|i|we|my|our|last|next|this|yesterday|today|tomorrow|tonight|every|soon|later|already|anymore|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november|december)\b)/i;
+const PLACE_FOLLOWERS =
+  /^\s*(?:[,.;:!?)]|$|\d|an?\s+(?:day|week|fortnight|month|year|couple|few)\b|(?:area|side|city|town|district|suburb|region|state|country|road|layout|sector|and|or|but|so|because|since|as|too|also|now|then|yet|though|right|in|on|at|near|with|for|to|from|by|is|are|was|were|has|have|will|would|where|which|who|when|if|maybe|probably|i|we|my|our|last|next|this|yesterday|today|tomorrow|tonight|every|soon|later|already|anymore|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november|december)\b)/i;
 
 /**
  * A proper-noun run is a place only if it is not an acronym ("LGBTQ") and is not the modifier of
@@ -134,7 +155,12 @@ export function findEmails(text: string): Capture[] {
   const out: Capture[] = [];
   for (const m of text.matchAll(EMAIL_RE)) out.push({ value: m[0].toLowerCase(), start: m.index ?? 0, end: (m.index ?? 0) + m[0].length });
   for (const m of text.matchAll(SPOKEN_EMAIL_RE)) {
-    const spoken = (s: string) => s.toLowerCase().replace(/\s+dot\s+/g, '.').replace(/\s+underscore\s+/g, '_').replace(/\s+(?:dash|hyphen)\s+/g, '-');
+    const spoken = (s: string) =>
+      s
+        .toLowerCase()
+        .replace(/\s+dot\s+/g, '.')
+        .replace(/\s+underscore\s+/g, '_')
+        .replace(/\s+(?:dash|hyphen)\s+/g, '-');
     out.push({ value: `${spoken(m[1]!)}@${spoken(m[2]!)}`, start: m.index ?? 0, end: (m.index ?? 0) + m[0].length });
   }
   return out;

@@ -112,14 +112,7 @@ const isDate = (cf: CompiledField) => cf.field.type === 'date' || cf.field.type 
 type Emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[], scope?: string) => void;
 
 /** Money, numbers, dates and enums: each value goes to the field whose cue is nearest. */
-function readTyped(
-  r: TurnReading,
-  clause: Clause,
-  cues: Map<string, CueHit[]>,
-  asked: (cf: CompiledField) => boolean,
-  carried: (cf: CompiledField) => boolean,
-  emit: Emit,
-): void {
+function readTyped(r: TurnReading, clause: Clause, cues: Map<string, CueHit[]>, asked: (cf: CompiledField) => boolean, carried: (cf: CompiledField) => boolean, emit: Emit): void {
   const text = clause.text;
   const money = moneyCandidates(text, 'USD');
   const datesAll = dateCandidates(text, r.ts, clause.past, true);
@@ -263,7 +256,8 @@ function textAfter(text: string, h: CueHit, refTs: number): Capture | null {
   const cue = text.slice(h.start, h.end);
   const introduces = /(?:ing|ed|\bon|\bin|\bat|\bfor|\bto|\bfrom|\bas|\bof|\bis|\bwith|\bare|'s)$/i.test(cue) || /^\s*(?:is|are|was|were|'s|:)\s/i.test(text.slice(h.end));
   let cap = introduces ? captureAfter(text, h.end, 'text', false, refTs) : null;
-  if (cap && /\d|^(?:about|around|roughly|approximately|like|maybe|probably|just|only|very|really|so|too|quite|pretty|a bit|much|better|worse|fine|good|okay|ok|great|bad)\b/i.test(cap.value)) cap = null;
+  if (cap && /\d|^(?:about|around|roughly|approximately|like|maybe|probably|just|only|very|really|so|too|quite|pretty|a bit|much|better|worse|fine|good|okay|ok|great|bad)\b/i.test(cap.value))
+    cap = null;
   return cap ?? (h.strength === 'strong' ? cueAsValue(text, h) : null);
 }
 

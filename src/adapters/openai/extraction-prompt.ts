@@ -30,7 +30,7 @@ Output only facts supported by the turns; do not guess values. Return {"facts": 
 /** System and user messages for stage 1: the schema, the rules, the known profile and the turns. */
 export function buildExtractionPrompt(input: ExtractionInput): { system: string; user: string } {
   const system = [
-    'You extract structured facts about the user from a conversation between the user and a voice agent, for the agent\'s long-term memory.',
+    "You extract structured facts about the user from a conversation between the user and a voice agent, for the agent's long-term memory.",
     'Reply with JSON matching the response schema: {"facts": [{field, qualifier, value, source, validFrom, correction, evidence}]}.',
     `Fields (extract only these, using the exact field name):\n${input.schema.fields.map(describeField).join('\n')}`,
     VALUE_RULES,

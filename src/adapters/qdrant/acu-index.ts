@@ -59,9 +59,7 @@ export class QdrantAcuIndex implements AcuIndex {
     const docs = page.points.map((p) => ({ key: String(p.id), text: typeof p.payload?.['text'] === 'string' ? p.payload['text'] : '' }));
     const ranked = await rankBm25(query, docs, k);
     if (ranked.length === 0) return [];
-    const records = await this.call('retrieve', () =>
-      this.client.retrieve(this.collection, { ids: ranked.map((r) => r.key), with_payload: true, with_vector: true }),
-    );
+    const records = await this.call('retrieve', () => this.client.retrieve(this.collection, { ids: ranked.map((r) => r.key), with_payload: true, with_vector: true }));
     const byId = new Map(records.map((r) => [String(r.id), r]));
     const hits: AcuHit[] = [];
     for (const r of ranked) {

@@ -101,7 +101,11 @@ function docStats(text: string, terms: ReadonlySet<string>): DocStats {
 /** BM25 score of every document (same order), synchronously. Exposed for tests and tiny corpora. */
 export function scoreBm25(query: string, texts: readonly string[], params: Bm25Params = BM25_DEFAULTS): number[] {
   const terms = queryTerms(query);
-  return scoreStats(terms, texts.map((t) => docStats(t, terms)), params);
+  return scoreStats(
+    terms,
+    texts.map((t) => docStats(t, terms)),
+    params,
+  );
 }
 
 function scoreStats(terms: ReadonlySet<string>, stats: readonly DocStats[], { k1, b }: Bm25Params): number[] {

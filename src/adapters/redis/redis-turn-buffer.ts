@@ -134,10 +134,10 @@ export class RedisTurnBuffer implements TurnBuffer {
     // The index entry first, so `forget` finds every session hash. One connection runs commands
     // in the order they were sent: both go in one auto-pipelined write, one round trip on the start path.
     const key = sessionKey(this.prefix, scope.tenantId, record.sessionId);
-    await guarded('openSession', Promise.all([
-      this.redis.sadd(this.keys(scope).sessions, record.sessionId),
-      this.openScript([key], [scope.tenantId, scope.agentId, scope.userId, record.startedAt, this.sessionTtlMs]),
-    ]));
+    await guarded(
+      'openSession',
+      Promise.all([this.redis.sadd(this.keys(scope).sessions, record.sessionId), this.openScript([key], [scope.tenantId, scope.agentId, scope.userId, record.startedAt, this.sessionTtlMs])]),
+    );
     if (record.endedAt !== null) await this.endSession(scope.tenantId, record.sessionId, record.endedAt);
   }
 

@@ -163,10 +163,7 @@ export class SqliteAcuIndex implements AcuIndex {
     const written: UpsertResult['written'] = [];
     for (const acu of acus) {
       const vector = l2Normalize(acu.embedding);
-      const row = this.q.upsert.get(
-        acu.id, ...params, acu.text, embeddingBlob(vector), JSON.stringify(acu.turnRefs),
-        acu.sessionId, acu.validAt, acu.createdAt, acu.contentHash, version,
-      );
+      const row = this.q.upsert.get(acu.id, ...params, acu.text, embeddingBlob(vector), JSON.stringify(acu.turnRefs), acu.sessionId, acu.validAt, acu.createdAt, acu.contentHash, version);
       if (!row) throw new MemgateError('internal', `ACU id ${acu.id} already belongs to another user`);
       this.q.ftsDelete.run(row.rid);
       this.q.ftsInsert.run(row.rid, sk, acu.text);

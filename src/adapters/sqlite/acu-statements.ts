@@ -39,9 +39,7 @@ export function prepareAcuStatements(db: Database): AcuStatements {
     ),
     ftsDelete: db.prepare<[number]>('DELETE FROM acu_fts WHERE rowid = ?'),
     ftsInsert: db.prepare<[number, string, string]>('INSERT INTO acu_fts (rowid, sk, text) VALUES (?, ?, ?)'),
-    version: db.prepare<ScopeParams, { version: number; since: number }>(
-      'SELECT version, since FROM acu_scopes WHERE tenant_id = ? AND agent_id = ? AND user_id = ?',
-    ),
+    version: db.prepare<ScopeParams, { version: number; since: number }>('SELECT version, since FROM acu_scopes WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
     nextGeneration: db.prepare<[], { value: number }>('UPDATE acu_generation SET value = value + 1 WHERE id = 1 RETURNING value'),
     stamp: db.prepare<[...ScopeParams, number, number]>(
       // `since` is the generation the user's rows started at: a forget followed by new writes
@@ -49,12 +47,8 @@ export function prepareAcuStatements(db: Database): AcuStatements {
       `INSERT INTO acu_scopes (tenant_id, agent_id, user_id, version, since) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, agent_id, user_id) DO UPDATE SET version = excluded.version`,
     ),
-    vectors: db.prepare<ScopeParams, VectorRow>(
-      'SELECT rid, embedding FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? ORDER BY rid',
-    ),
-    vectorsSince: db.prepare<[...ScopeParams, number], VectorRow>(
-      'SELECT rid, embedding FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND gen > ? ORDER BY rid',
-    ),
+    vectors: db.prepare<ScopeParams, VectorRow>('SELECT rid, embedding FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? ORDER BY rid'),
+    vectorsSince: db.prepare<[...ScopeParams, number], VectorRow>('SELECT rid, embedding FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND gen > ? ORDER BY rid'),
     byRid: db.prepare<[number], AcuRow>('SELECT * FROM acu_items WHERE rid = ?'),
     // Column weights: the scope token scores nothing, only the text ranks.
     keyword: db.prepare<[string, number], AcuRow & { score: number }>(
@@ -62,12 +56,8 @@ export function prepareAcuStatements(db: Database): AcuStatements {
        FROM acu_fts JOIN acu_items a ON a.rid = acu_fts.rowid
        WHERE acu_fts MATCH ? ORDER BY score LIMIT ?`,
     ),
-    count: db.prepare<ScopeParams, { n: number }>(
-      'SELECT COUNT(*) AS n FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?',
-    ),
-    forgetFts: db.prepare<ScopeParams>(
-      'DELETE FROM acu_fts WHERE rowid IN (SELECT rid FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?)',
-    ),
+    count: db.prepare<ScopeParams, { n: number }>('SELECT COUNT(*) AS n FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
+    forgetFts: db.prepare<ScopeParams>('DELETE FROM acu_fts WHERE rowid IN (SELECT rid FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?)'),
     forgetItems: db.prepare<ScopeParams>('DELETE FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
     forgetScope: db.prepare<ScopeParams>('DELETE FROM acu_scopes WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
   };

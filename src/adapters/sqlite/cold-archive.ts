@@ -18,12 +18,8 @@ export class SqliteColdArchive implements ColdArchive {
   constructor(db: Database) {
     migrate(db);
     this.q = {
-      find: db.prepare<[string, string, string, string], { id: number }>(
-        'SELECT id FROM ca_turns WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND turn_id = ?',
-      ),
-      insert: db.prepare<[string, string, string, string, string], { id: number }>(
-        'INSERT INTO ca_turns (tenant_id, agent_id, user_id, turn_id, body) VALUES (?, ?, ?, ?, ?) RETURNING id',
-      ),
+      find: db.prepare<[string, string, string, string], { id: number }>('SELECT id FROM ca_turns WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND turn_id = ?'),
+      insert: db.prepare<[string, string, string, string, string], { id: number }>('INSERT INTO ca_turns (tenant_id, agent_id, user_id, turn_id, body) VALUES (?, ?, ?, ?, ?) RETURNING id'),
       update: db.prepare('UPDATE ca_turns SET body = ? WHERE id = ?'),
       ftsDelete: db.prepare('DELETE FROM ca_fts WHERE rowid = ?'),
       ftsInsert: db.prepare('INSERT INTO ca_fts (rowid, sk, text) VALUES (?, ?, ?)'),
@@ -33,12 +29,8 @@ export class SqliteColdArchive implements ColdArchive {
          FROM ca_fts JOIN ca_turns t ON t.id = ca_fts.rowid
          WHERE ca_fts MATCH ? ORDER BY score LIMIT ?`,
       ),
-      count: db.prepare<[string, string, string], { n: number }>(
-        'SELECT COUNT(*) AS n FROM ca_turns WHERE tenant_id = ? AND agent_id = ? AND user_id = ?',
-      ),
-      forgetFts: db.prepare(
-        'DELETE FROM ca_fts WHERE rowid IN (SELECT id FROM ca_turns WHERE tenant_id = ? AND agent_id = ? AND user_id = ?)',
-      ),
+      count: db.prepare<[string, string, string], { n: number }>('SELECT COUNT(*) AS n FROM ca_turns WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
+      forgetFts: db.prepare('DELETE FROM ca_fts WHERE rowid IN (SELECT id FROM ca_turns WHERE tenant_id = ? AND agent_id = ? AND user_id = ?)'),
       forget: db.prepare('DELETE FROM ca_turns WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
     };
     this.archiveTx = db.transaction((scope: Scope, turns: readonly Turn[]) => this.archiveIn(scope, turns)).immediate;

@@ -12,9 +12,7 @@ export class SqliteContextCache implements ContextCache {
   /** `db` is shared and stays open after `close()`: its opener closes it. */
   constructor(db: Database) {
     migrate(db);
-    this.select = db.prepare<[string, string, string], { body: Buffer }>(
-      'SELECT body FROM cc_contexts WHERE tenant_id = ? AND agent_id = ? AND user_id = ?',
-    );
+    this.select = db.prepare<[string, string, string], { body: Buffer }>('SELECT body FROM cc_contexts WHERE tenant_id = ? AND agent_id = ? AND user_id = ?');
     this.upsert = db.prepare(
       `INSERT INTO cc_contexts (tenant_id, agent_id, user_id, body) VALUES (?, ?, ?, ?)
        ON CONFLICT (tenant_id, agent_id, user_id) DO UPDATE SET body = excluded.body`,

@@ -17,17 +17,13 @@ export class SqliteDocumentStore implements DocumentStore {
   constructor(db: Database) {
     migrate(db);
     this.q = {
-      hot: db.prepare<[string, string, string], { body: Buffer }>(
-        'SELECT body FROM ds_hot WHERE tenant_id = ? AND agent_id = ? AND user_id = ?',
-      ),
+      hot: db.prepare<[string, string, string], { body: Buffer }>('SELECT body FROM ds_hot WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
       // Each commit is one statement, so the version check and the write are atomic without a transaction.
       create: db.prepare(
         `INSERT INTO ds_hot (tenant_id, agent_id, user_id, version, body) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (tenant_id, agent_id, user_id) DO NOTHING`,
       ),
-      update: db.prepare(
-        'UPDATE ds_hot SET version = ?, body = ? WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND version = ?',
-      ),
+      update: db.prepare('UPDATE ds_hot SET version = ?, body = ? WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND version = ?'),
       forget: db.prepare('DELETE FROM ds_hot WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
       schema: db.prepare<[string, string], { body: string }>('SELECT body FROM ds_schemas WHERE tenant_id = ? AND agent_id = ?'),
       putSchema: db.prepare(
@@ -48,10 +44,7 @@ export class SqliteDocumentStore implements DocumentStore {
     }
     const { tenantId, agentId, userId } = doc.scope;
     const body = packPlain(doc);
-    const result =
-      expectedVersion === 0
-        ? this.q.create.run(tenantId, agentId, userId, doc.version, body)
-        : this.q.update.run(doc.version, body, tenantId, agentId, userId, expectedVersion);
+    const result = expectedVersion === 0 ? this.q.create.run(tenantId, agentId, userId, doc.version, body) : this.q.update.run(doc.version, body, tenantId, agentId, userId, expectedVersion);
     return result.changes === 1;
   }
 

@@ -25,7 +25,7 @@ export function ftsScopeToken(scope: Scope): string {
  * unless the query has nothing else.
  */
 export function searchTerms(text: string): string[] {
-  const words = [...new Set((text.normalize('NFC').toLowerCase().match(WORD) ?? []))];
+  const words = [...new Set(text.normalize('NFC').toLowerCase().match(WORD) ?? [])];
   const content = words.filter((w) => !STOPWORDS.has(w));
   return (content.length > 0 ? content : words).slice(0, MAX_TERMS);
 }

@@ -43,19 +43,13 @@ export class SqliteTurnBuffer implements TurnBuffer {
     this.sessions = new SqliteSessionTable(db);
     this.opens = new GroupCommit(db, (record: SessionRecord) => this.sessions.open(record));
     this.q = {
-      user: db.prepare<[string, string, string], UserRow>(
-        'SELECT uid, pending_tokens FROM tb_users WHERE tenant_id = ? AND agent_id = ? AND user_id = ?',
-      ),
-      newUser: db.prepare<[string, string, string], { uid: number }>(
-        'INSERT INTO tb_users (tenant_id, agent_id, user_id) VALUES (?, ?, ?) RETURNING uid',
-      ),
+      user: db.prepare<[string, string, string], UserRow>('SELECT uid, pending_tokens FROM tb_users WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
+      newUser: db.prepare<[string, string, string], { uid: number }>('INSERT INTO tb_users (tenant_id, agent_id, user_id) VALUES (?, ?, ?) RETURNING uid'),
       bump: db.prepare<[number, number], { last_seq: number; pending_tokens: number }>(
         'UPDATE tb_users SET last_seq = last_seq + 1, pending_tokens = pending_tokens + ? WHERE uid = ? RETURNING last_seq, pending_tokens',
       ),
       release: db.prepare('UPDATE tb_users SET pending_tokens = MAX(0, pending_tokens - ?) WHERE uid = ?'),
-      idOf: db.prepare<[number, string], { seq: number; removed: string | null }>(
-        'SELECT seq, removed FROM tb_ids WHERE uid = ? AND turn_id = ?',
-      ),
+      idOf: db.prepare<[number, string], { seq: number; removed: string | null }>('SELECT seq, removed FROM tb_ids WHERE uid = ? AND turn_id = ?'),
       insertId: db.prepare('INSERT INTO tb_ids (uid, turn_id, seq) VALUES (?, ?, ?)'),
       markRemoved: db.prepare('UPDATE tb_ids SET removed = ? WHERE uid = ? AND turn_id = ?'),
       insertTurn: db.prepare(

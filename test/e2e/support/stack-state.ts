@@ -37,9 +37,7 @@ export class StackState {
     this.db = openSqlite(sqlitePath);
     this.buffer = new RedisTurnBuffer(redis, redisPrefix);
     this.documents = new SqliteDocumentStore(this.db);
-    this.coldIds = this.db.prepare<[string, string, string], { turn_id: string }>(
-      'SELECT turn_id FROM ca_turns WHERE tenant_id = ? AND agent_id = ? AND user_id = ? ORDER BY id',
-    );
+    this.coldIds = this.db.prepare<[string, string, string], { turn_id: string }>('SELECT turn_id FROM ca_turns WHERE tenant_id = ? AND agent_id = ? AND user_id = ? ORDER BY id');
     this.acuRows = this.db.prepare<[string, string, string], { id: string; content_hash: string; turn_refs: string }>(
       'SELECT id, content_hash, turn_refs FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? ORDER BY rid',
     );

@@ -56,7 +56,16 @@ export class FakeMemoryApi implements MemoryApi {
       list.push({ turnId, seq, sessionId, role: input.role, text: input.text, ts: input.ts ?? Date.now(), receivedAt: Date.now(), tokens: 1 });
       reply = { turnId, seq, duplicate: false };
     }
-    if (this.unencodableAck) reply = { ...reply, turnId: Object.defineProperty({}, 'x', { enumerable: true, get: () => { throw new Error('unencodable'); } }) as unknown as string };
+    if (this.unencodableAck)
+      reply = {
+        ...reply,
+        turnId: Object.defineProperty({}, 'x', {
+          enumerable: true,
+          get: () => {
+            throw new Error('unencodable');
+          },
+        }) as unknown as string,
+      };
     return this.asyncAppend ? this.later(() => reply) : reply;
   }
 

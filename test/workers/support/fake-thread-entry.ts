@@ -16,8 +16,20 @@ const { config } = workerData as ThreadLaneData;
 const post = (m: FromThread) => port.postMessage(m);
 
 const report = (turnsRead: number): ExtractionReport => ({
-  ran: true, turnsRead, turnsKept: 0, turnsArchived: turnsRead, turnsQuarantined: 0, factsExtracted: 0, entitiesInserted: 0, entitiesSuperseded: 0, entitiesRetracted: 0,
-  profileUpdated: 0, acusIndexed: 0, acusSuppressed: 0, version: 1, durationMs: 1,
+  ran: true,
+  turnsRead,
+  turnsKept: 0,
+  turnsArchived: turnsRead,
+  turnsQuarantined: 0,
+  factsExtracted: 0,
+  entitiesInserted: 0,
+  entitiesSuperseded: 0,
+  entitiesRetracted: 0,
+  profileUpdated: 0,
+  acusIndexed: 0,
+  acusSuppressed: 0,
+  version: 1,
+  durationMs: 1,
 });
 
 port.on('message', (m: ToThread) => {

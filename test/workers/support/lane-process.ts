@@ -16,7 +16,14 @@ const runtime = await createRuntime(defaultConfig({ sqlite: { path }, log: { lev
 runtime.startWorkers();
 const scope = { tenantId: 'lane-process', agentId: 'real-estate', userId: `u-${process.pid}` };
 const { sessionId } = await runtime.service.startSession(scope);
-for (const text of ['Hi, my name is Rajiv Kumar.', 'My budget is around 50 lakhs.', 'I applied for a loan with HDFC.', 'I want a 3 BHK near Whitefield.', 'Let us do the site visit on Monday.', 'Thanks, bye.']) {
+for (const text of [
+  'Hi, my name is Rajiv Kumar.',
+  'My budget is around 50 lakhs.',
+  'I applied for a loan with HDFC.',
+  'I want a 3 BHK near Whitefield.',
+  'Let us do the site visit on Monday.',
+  'Thanks, bye.',
+]) {
   await runtime.service.appendTurn(scope, sessionId, { role: 'user', text });
 }
 const report = await runtime.service.flush(scope);
