@@ -5,8 +5,9 @@ import { locomoSuite } from './locomo.ts';
 import { searchSuite } from './search.ts';
 import { peerSuite } from './peer.ts';
 import { scenariosSuite } from './scenarios.ts';
+import { integrationsSuite } from './integrations.ts';
 import { productionSuite } from './production.ts';
 import { startSuite } from './start.ts';
 
 /** Every suite, in the order a run executes them. */
-export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, scenariosSuite, locomoSuite, productionSuite, peerSuite];
+export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, scenariosSuite, integrationsSuite, locomoSuite, productionSuite, peerSuite];
