@@ -23,7 +23,7 @@ export function show(value: unknown): Shown {
 
 const pass: Check = { ok: true };
 const fail = (why: string): Check => ({ ok: false, why });
-const sorted = (pairs: Array<[string, string]>) => pairs.map((p) => p.join(' / ')).sort();
+const sorted = (rows: string[][]) => rows.map((r) => r.join(' / ')).sort();
 
 /** Play a scenario's calls through a running memgate (HTTP, as a voice pipeline would) and check the three reads. */
 export async function runScenario(srv: TestServer, s: Scenario): Promise<Outcome> {
@@ -39,10 +39,13 @@ export async function runScenario(srv: TestServer, s: Scenario): Promise<Outcome
 
 async function checkTimeline(u: ScriptedUser, s: Scenario): Promise<Check> {
   const tl = await u.timeline();
-  for (const [field, want] of Object.entries(s.timeline!)) {
-    const got = tl.filter((e) => e['field'] === field).map((e) => [show(e['value']), String(e['status'])] as [string, string]);
+  for (const [name, want] of Object.entries(s.timeline!)) {
+    // "expected_rent:mg road" names one entity; "budget" every entity of the field.
+    const mine = tl.filter((e) => (name.includes(':') ? e['key'] : e['field']) === name);
+    const withSource = want.some((w) => w.length === 3);
+    const got = mine.map((e) => (withSource ? [show(e['value']), String(e['status']), String(e['source'])] : [show(e['value']), String(e['status'])]));
     const [g, w] = [sorted(got), sorted(want)];
-    if (JSON.stringify(g) !== JSON.stringify(w)) return fail(`timeline ${field}: got [${g.join('; ')}], want [${w.join('; ')}]`);
+    if (JSON.stringify(g) !== JSON.stringify(w)) return fail(`timeline ${name}: got [${g.join('; ')}], want [${w.join('; ')}]`);
   }
   return pass;
 }
@@ -79,5 +82,15 @@ async function checkSearch(u: ScriptedUser, s: Scenario): Promise<Check> {
   if (!text.toLowerCase().includes(q.firstHas.toLowerCase())) return fail(`search "${q.query}": first result "${text}" lacks "${q.firstHas}"`);
   if (q.firstLacks && text.includes(q.firstLacks)) return fail(`search "${q.query}": first result "${text}" still says "${q.firstLacks}"`);
   if (!q.asOf && first['outdated']) return fail(`search "${q.query}": first result is marked outdated`);
+  if (q.source && first['source'] !== q.source) return fail(`search "${q.query}": first result comes from ${String(first['source'])}, want ${q.source}`);
+  if (q.outdated) {
+    const { has, now } = q.outdated;
+    const old = results.slice(1).find((r) => String(r['text']).toLowerCase().includes(has.toLowerCase()));
+    if (!old) return fail(`search "${q.query}": no later result states "${has}"`);
+    const mark = old['outdated'] as { now: unknown } | undefined;
+    if (!mark) return fail(`search "${q.query}": "${String(old['text'])}" is not marked outdated`);
+    const gotNow = mark.now === null ? null : show(mark.now);
+    if (gotNow !== now) return fail(`search "${q.query}": "${String(old['text'])}" is outdated with now = ${gotNow}, want ${now}`);
+  }
   return pass;
 }

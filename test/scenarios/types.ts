@@ -16,10 +16,14 @@ export interface Scenario {
   /** A shipped schema (config/schemas/<name>.json) or an inline one. */
   schema: string | ExtractionSchema;
   calls: ScriptTurn[][];
-  /** Timeline (history=true): for each field, its values and statuses in any order. */
-  timeline?: Record<string, Array<[Shown, string]>>;
+  /** Timeline (history=true): for each entity key, its values and statuses (and sources, when given) in any order. */
+  timeline?: Record<string, Array<[Shown, string] | [Shown, string, string]>>;
   /** The next call's context: current facts by key, inferred ones, text the block must (not) carry. */
   context?: { facts?: Record<string, Shown>; factsLack?: string[]; possibly?: Record<string, Shown>; blockHas?: string[]; blockLacks?: string[] };
-  /** memory_search: the first result must state `firstHas` and be current; `asOf` for history questions. */
-  search?: { query: string; asOf?: string; firstHas: string; firstLacks?: string };
+  /**
+   * memory_search: the first result must state `firstHas` and be current (`source` when given:
+   * fact, recent, acu, hybrid, cold); `asOf` for history questions; `outdated`: a result stating
+   * `has` must be marked outdated with `now` as the current value (null: none) and rank below the first.
+   */
+  search?: { query: string; asOf?: string; firstHas: string; firstLacks?: string; source?: string; outdated?: { has: string; now: Shown | null } };
 }

@@ -105,4 +105,73 @@ export const healthcare: Scenario[] = [
     calls: [[{ role: 'user', text: 'I am taking atorvastatin.', at: at('01-05') }]],
     search: { query: 'what medication?', firstHas: 'atorvastatin' },
   },
+  {
+    id: 'hc-since-monday',
+    domain: 'healthcare',
+    rule: 'relative-time change ("since Monday") supersedes',
+    schema: S,
+    calls: [[{ role: 'user', text: 'I am taking metformin.', at: at('01-05') }], [{ role: 'user', text: 'I have been taking insulin since Monday.', at: at('02-05') }]],
+    timeline: {
+      medication: [
+        ['metformin', 'superseded'],
+        ['insulin', 'active'],
+      ],
+    },
+    context: { facts: { medication: 'insulin' }, blockHas: ['[outdated: medication is now insulin]'] },
+    search: { query: 'Which medication is the patient taking?', firstHas: 'insulin', source: 'fact', outdated: { has: 'metformin', now: 'insulin' } },
+  },
+  {
+    id: 'hc-symptom-since-yesterday',
+    domain: 'healthcare',
+    rule: 'relative-time change ("since yesterday") supersedes',
+    schema: S,
+    calls: [[{ role: 'user', text: 'I have a headache.', at: at('01-05') }], [{ role: 'user', text: 'Since yesterday I am feeling dizzy.', at: at('01-20') }]],
+    timeline: {
+      symptom: [
+        ['headache', 'superseded'],
+        ['dizzy', 'active'],
+      ],
+    },
+    context: { facts: { symptom: 'dizzy' } },
+    search: { query: 'symptom', firstHas: 'dizzy', source: 'fact', outdated: { has: 'headache', now: 'dizzy' } },
+  },
+  {
+    id: 'hc-dosage-readback',
+    domain: 'healthcare',
+    rule: 'a read-back the user confirms is confirmed',
+    schema: S,
+    calls: [
+      [
+        { role: 'agent', text: 'So you are taking 500 mg twice a day, correct?', at: at('01-05') },
+        { role: 'user', text: 'Yes, that is right.', at: at('01-05', '10:00:04') },
+      ],
+    ],
+    timeline: { dosage: [['500 mg twice a day', 'active', 'confirmed']] },
+    context: { facts: { dosage: '500 mg twice a day' } },
+    search: { query: 'What dose is the patient on?', firstHas: '500 mg', source: 'fact' },
+  },
+  {
+    id: 'hc-hedged-medication',
+    domain: 'healthcare',
+    rule: 'a hedge waits as an inferred candidate',
+    schema: S,
+    calls: [[{ role: 'user', text: 'I am taking metformin.', at: at('01-05') }], [{ role: 'user', text: 'I think maybe the doctor prescribed glimepiride.', at: at('01-12') }]],
+    timeline: {
+      medication: [
+        ['metformin', 'active', 'explicit'],
+        ['glimepiride', 'active', 'inferred'],
+      ],
+    },
+    context: { facts: { medication: 'metformin' }, possibly: { medication: 'glimepiride' } },
+    search: { query: 'Which medication is the patient on?', firstHas: 'metformin', source: 'fact' },
+  },
+  {
+    id: 'hc-recent-turn-search',
+    domain: 'healthcare',
+    rule: 'search finds a kept turn no field holds',
+    schema: S,
+    calls: [[{ role: 'user', text: 'The lab report came back and my cholesterol was high.', at: at('01-05') }]],
+    context: { blockHas: ['cholesterol was high'] },
+    search: { query: 'cholesterol lab report', firstHas: 'cholesterol', source: 'recent' },
+  },
 ];

@@ -105,4 +105,53 @@ export const support: Scenario[] = [
     calls: [[{ role: 'user', text: 'My email is meera@example.org.', at: at('01-05') }]],
     search: { query: 'what is the email address?', firstHas: 'meera@example.org' },
   },
+  {
+    id: 'sup-email-self-correct',
+    domain: 'support',
+    rule: 'a self-correction inside one turn stores only the fix',
+    schema: S,
+    calls: [[{ role: 'user', text: 'My email is ravi@example.com, sorry, I meant ravi.k@example.com.', at: at('01-05') }]],
+    timeline: { email: [['ravi.k@example.com', 'active']] },
+    context: { facts: { email: 'ravi.k@example.com' }, blockLacks: ['email: ravi@example.com'] },
+    search: { query: 'email address', firstHas: 'ravi.k@example.com', source: 'fact' },
+  },
+  {
+    id: 'sup-plan-outdated-search',
+    domain: 'support',
+    rule: 'outdated values rank below the current one, marked',
+    schema: S,
+    calls: [[{ role: 'user', text: 'I am on the Basic plan.', at: at('01-05') }], [{ role: 'user', text: 'I upgraded to the Premium plan.', at: at('02-05') }]],
+    timeline: {
+      plan: [
+        ['Basic plan', 'superseded'],
+        ['Premium plan', 'active'],
+      ],
+    },
+    context: { facts: { plan: 'Premium plan' }, blockLacks: ['plan: Basic plan'] },
+    search: { query: 'Basic plan', firstHas: 'Premium', source: 'fact', outdated: { has: 'Basic', now: 'Premium plan' } },
+  },
+  {
+    id: 'sup-recent-turn-search',
+    domain: 'support',
+    rule: 'search finds a kept turn no field holds',
+    schema: S,
+    calls: [[{ role: 'user', text: 'My router keeps blinking red after the firmware update.', at: at('01-05') }]],
+    context: { blockHas: ['blinking red'] },
+    search: { query: 'router blinking red', firstHas: 'router', source: 'recent' },
+  },
+  {
+    id: 'sup-city-since-march',
+    domain: 'support',
+    rule: 'relative-time move supersedes and asOf sees the old value',
+    schema: S,
+    calls: [[{ role: 'user', text: 'I live in Pune.', at: at('01-05') }], [{ role: 'user', text: 'I moved to Delhi last month.', at: at('04-10') }]],
+    timeline: {
+      city: [
+        ['Pune', 'superseded'],
+        ['Delhi', 'active'],
+      ],
+    },
+    context: { facts: { city: 'Delhi' } },
+    search: { query: 'Which city does the customer live in?', asOf: at('02-15'), firstHas: 'Pune', firstLacks: 'Delhi' },
+  },
 ];
