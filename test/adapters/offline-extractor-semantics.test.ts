@@ -100,6 +100,14 @@ describe('corrections across turns', () => {
     ]);
   });
 
+  it('a fix that names no field ("Sorry, I meant 65 lakhs, not 60") is meant for the one field its value fits, not guessed', async () => {
+    const fix = await extract(realEstate, call('f', [{ role: 'user', at: '2026-03-10T10:00:00Z', text: 'Sorry, I meant 65 lakhs, not 60.' }]));
+    expect(fix).toEqual([{ field: 'budget', value: { amount: 6_500_000, currency: 'INR' }, source: 'explicit', evidence: ['f-0'], correction: true }]);
+    // Without a correction cue the same bare amount stays a guess.
+    const bare = await extract(realEstate, call('g', [{ role: 'user', at: '2026-03-10T10:00:00Z', text: 'I was thinking of 65 lakhs.' }]));
+    expect(bare.map((f) => [f.field, f.source])).toEqual([['budget', 'inferred']]);
+  });
+
   it('"No, 85 lakhs" to an amount the agent reads back corrects it', async () => {
     const facts = await extract(
       realEstate,

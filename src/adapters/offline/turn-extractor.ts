@@ -79,12 +79,14 @@ export function readTurn(r: TurnReading): TurnFact[] {
     const emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[], scope?: string) => {
       const f = cf.field;
       if (r.perspective === 'agent' && link !== 'strong') return;
-      let source: FactSource = link === 'strong' || link === 'question' ? 'explicit' : 'inferred';
+      const at = clause.offset + pos;
+      const correction = (r.corrections ?? []).some((c) => at >= c.start && at < c.end);
+      // "Sorry, I meant 65 lakhs, not 60": a value the caller marks as a fix is said on purpose, so
+      // the only field of its type that could hold it is meant, not guessed.
+      let source: FactSource = link === 'strong' || link === 'question' || (link === 'none' && correction) ? 'explicit' : 'inferred';
       const hedged = clause.hedgeAt >= 0 && clause.hedgeAt <= pos;
       if (hedged || r.lowAsr || (clause.question && r.perspective === 'user')) source = 'inferred';
       if (r.perspective === 'agent') source = 'confirmed';
-      const at = clause.offset + pos;
-      const correction = (r.corrections ?? []).some((c) => at >= c.start && at < c.end);
       const fact: TurnFact = { field: f, value, source, order: ci * 10_000 + pos, former: clause.former, viaQuestion: link === 'question', correction, clause: clause.text };
       if (scope !== undefined) fact.scope = scope;
       if (f.type !== 'date' && f.type !== 'datetime') {
