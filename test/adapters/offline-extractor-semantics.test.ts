@@ -308,6 +308,26 @@ describe('several keyed values in one turn', () => {
     ]);
   });
 
+  it('"the flat at MG Road" names a property as "the MG Road flat" does, also when keyBy is a schema field', async () => {
+    const byAddress: ExtractionSchema = {
+      fields: [
+        { name: 'property_address', category: 'temporal', type: 'string', description: 'Address of the property', hints: ['flat at', 'address is'] },
+        { name: 'status', category: 'temporal', type: 'enum', values: ['verified', 'pending'], description: 'Verification status', hints: ['verified', 'pending'], keyBy: 'property_address' },
+      ],
+    };
+    const text = 'The flat at MG Road is verified and the flat at Indiranagar is still pending.';
+    const keyed = await extract(byAddress, call('h', [{ role: 'user', at: '2026-03-10T10:00:00Z', text }]));
+    expect(only(keyed, 'status').map((f) => [f.value, f.qualifier])).toEqual([
+      ['verified', 'MG Road'],
+      ['pending', 'Indiranagar'],
+    ]);
+    const free = await extract(rentals, call('i', [{ role: 'user', at: '2026-03-10T10:00:00Z', text: 'The rent is 30,000 rupees for the flat at MG Road.' }]));
+    expect(free.map((f) => [f.value, f.qualifier])).toEqual([[{ amount: 30_000, currency: 'INR' }, 'MG Road']]);
+    // "I work at Infosys" names no property.
+    const work = await extract(byAddress, call('j', [{ role: 'user', at: '2026-03-10T10:00:00Z', text: 'I work at Infosys and my flat is verified.' }]));
+    expect(only(work, 'status').map((f) => f.qualifier)).toEqual([undefined]);
+  });
+
   it('a range for one property stays one fact', async () => {
     const facts = await extract(rentals, call('g', [{ role: 'user', at: '2026-03-10T10:00:00Z', text: 'My rent offer is between 30,000 and 35,000 for the MG Road flat.' }]));
     expect(facts.map((f) => [f.value, f.qualifier])).toEqual([[{ amount: 30_000, currency: 'INR' }, 'MG Road']]);

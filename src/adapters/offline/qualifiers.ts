@@ -4,6 +4,8 @@ import type { FactValue } from '../../core/types.ts';
 const ADDRESS_RE =
   /\b(?:(?:flat|apt|apartment|unit|house|plot|door)\s*(?:no\.?|number|#)?\s*)?\d+[A-Za-z]?(?:\/\d+)?,?\s+(?:[A-Z][\w.'-]*\s+){0,4}(?:Road|Rd|Street|St|Lane|Ln|Avenue|Ave|Nagar|Layout|Colony|Main|Cross|Block|Sector|Phase|Towers?|Apartments?|Residency|Heights|Enclave|Park|Gardens?|Drive|Boulevard|Place|Court|Way)\b(?:,\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)?/g;
 const NAMED_RE = /\b(?:[Tt]he\s+)?((?:[A-Z][\w'-]*\s+){0,3}[A-Z][\w'-]*)\s+(?:property|flat|apartment|project|house|villa|unit|one|place|site)\b/g;
+// "the flat at MG Road", "the villa in Whitefield": a property noun, then where it is.
+const NOUN_AT_RE = /\b(?:property|flat|apartment|house|villa|unit|place|site|plot|project)\s+(?:at|in|on|near)\s+((?:\d+[A-Za-z]?\s+)?[A-Z][\w'-]*(?:\s+(?!I(?:'\w+)?\b)[A-Z][\w'-]*){0,3})/g;
 const PREP_NAMED_RE = /\b(?:[Aa]t|[Ii]n|[Ff]or|[Aa]bout|[Oo]f)\s+((?:[A-Z][\w'-]*)(?:\s+(?!I(?:'\w+)?\b)[A-Z][\w'-]*){0,3})/g;
 const NOT_QUALIFIER =
   /^(I|I'm|The|A|An|My|Our|Yes|No|Okay|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|November|December)\b/;
@@ -14,7 +16,7 @@ const NOT_QUALIFIER =
  * place after at/in/for ("for Prestige Lakeside"). Last mention wins.
  */
 export function qualifierInText(text: string): string | null {
-  for (const re of [ADDRESS_RE, NAMED_RE, PREP_NAMED_RE]) {
+  for (const re of [ADDRESS_RE, NAMED_RE, NOUN_AT_RE, PREP_NAMED_RE]) {
     re.lastIndex = 0;
     const all = [...text.matchAll(re)].map((m) => (m[1] ?? m[0]).trim()).filter((q) => !NOT_QUALIFIER.test(q));
     const last = all.at(-1);
@@ -29,9 +31,9 @@ const squash = (s: string) =>
     .replace(/^the\s+/, '')
     .replace(/[^a-z0-9]+/g, '');
 
-/** An address or named property in `text` (no bare "at <Capitalised>"), or null. */
+/** An address or named property in `text` (no bare "at <Capitalised>": "I work at Infosys" names no property), or null. */
 function addressInText(text: string): string | null {
-  for (const re of [ADDRESS_RE, NAMED_RE]) {
+  for (const re of [ADDRESS_RE, NAMED_RE, NOUN_AT_RE]) {
     re.lastIndex = 0;
     const last = [...text.matchAll(re)]
       .map((m) => (m[1] ?? m[0]).trim())
