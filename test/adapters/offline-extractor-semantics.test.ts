@@ -228,6 +228,8 @@ describe('relative-time changes set validFrom from the turn', () => {
     ['I moved to Indore a couple of months ago.', 'Indore', '2026-01-10'],
     ["I've been living in Mysore for two months.", 'Mysore', '2026-01-10'],
     ['We have been based in Pune for a couple of years now.', 'Pune', '2024-03-10'],
+    ['Since last week I live in Wakad instead.', 'Wakad', '2026-03-03'],
+    ['We moved to Nashik last month instead of Pune.', 'Nashik', '2026-02-10'],
   ])('"%s" (said Tuesday 2026-03-10)', async (text, city, day) => {
     const facts = await extract(profile, call('t', [{ role: 'user', at: '2026-03-10T10:00:00Z', text }]));
     expect(facts).toEqual([{ field: 'city', value: city, source: 'explicit', evidence: ['t-0'], validFrom: `${day}T00:00:00.000Z` }]);

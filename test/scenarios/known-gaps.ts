@@ -4,7 +4,6 @@
  * of passing silently.
  */
 export const KNOWN_GAPS: Record<string, string> = {
-  're-moved-relative': '"Since last week I prefer Wakad instead": the preference cue followed by "instead" is not read as a new value',
   'rent-two-flats': 'no currency is said and none is inferred from the deployment: bare 30,000 is stored as USD',
   'rent-k': 'no currency is said: "35k a month" is stored as USD',
 };

@@ -98,7 +98,7 @@ export function captureAfter(text: string, from: number, kind: StringKind, prope
 }
 
 const PLACE_FOLLOWERS =
-  /^\s*(?:[,.;:!?)]|$|\d|an?\s+(?:day|week|fortnight|month|year|couple|few)\b|(?:area|side|city|town|district|suburb|region|state|country|road|layout|sector|and|or|but|so|because|since|as|too|also|now|then|yet|though|right|in|on|at|near|with|for|to|from|by|is|are|was|were|has|have|will|would|where|which|who|when|if|maybe|probably|i|we|my|our|last|next|this|yesterday|today|tomorrow|tonight|every|soon|later|already|anymore|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november|december)\b)/i;
+  /^\s*(?:[,.;:!?)]|$|\d|an?\s+(?:day|week|fortnight|month|year|couple|few)\b|(?:area|side|city|town|district|suburb|region|state|country|road|layout|sector|and|or|but|so|because|since|as|too|also|instead|anyway|please|now|then|yet|though|right|in|on|at|near|with|for|to|from|by|is|are|was|were|has|have|will|would|where|which|who|when|if|maybe|probably|i|we|my|our|last|next|this|yesterday|today|tomorrow|tonight|every|soon|later|already|anymore|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november|december)\b)/i;
 
 /**
  * A proper-noun run is a place only if it is not an acronym ("LGBTQ") and is not the modifier of
