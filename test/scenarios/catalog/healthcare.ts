@@ -26,6 +26,8 @@ export const healthcare: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'My dosage is 500 mg, sorry, 850 mg.', at: at('01-05') }]],
     timeline: { dosage: [['850 mg', 'active']] },
+    context: { facts: { dosage: '850 mg' } },
+    search: { query: 'dosage', firstHas: '850', source: 'fact' },
   },
   {
     id: 'hc-dob-self-correct',
@@ -35,6 +37,7 @@ export const healthcare: Scenario[] = [
     calls: [[{ role: 'user', text: 'My date of birth is 12 March 1990, sorry, I meant 21 March 1990.', at: at('01-05') }]],
     timeline: { date_of_birth: [['1990-03-21', 'active']] },
     context: { facts: { date_of_birth: '1990-03-21' } },
+    search: { query: 'date of birth', firstHas: '1990-03-21', source: 'fact' },
   },
   {
     id: 'hc-pain-level-trend',
@@ -58,6 +61,13 @@ export const healthcare: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'My pain level is 7 out of 10.', at: at('01-05') }], [{ role: 'user', text: 'The pain level is 2 out of 10 now.', at: at('02-05') }]],
     search: { query: 'pain level', asOf: at('01-20'), firstHas: '7' },
+    timeline: {
+      pain_level: [
+        ['7', 'superseded'],
+        ['2', 'active'],
+      ],
+    },
+    context: { facts: { pain_level: '2' } },
   },
   {
     id: 'hc-appointment-expires',
@@ -66,6 +76,7 @@ export const healthcare: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'My follow-up appointment is on 8 January at 4 pm.', at: at('01-05') }], [{ role: 'user', text: 'Hi, calling about my report.', at: at('02-05') }]],
     timeline: { appointment: [['2026-01-08T16:00:00.000Z', 'expired']] },
+    context: { factsLack: ['appointment'] },
   },
   {
     id: 'hc-misheard-medication',
@@ -74,6 +85,13 @@ export const healthcare: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'I am taking metformin.', at: at('01-05') }], [{ role: 'user', text: 'I am taking metoprolol.', at: at('01-10'), asrConfidence: 0.3 }]],
     context: { facts: { medication: 'metformin' } },
+    timeline: {
+      medication: [
+        ['metformin', 'active', 'explicit'],
+        ['metoprolol', 'active', 'inferred'],
+      ],
+    },
+    search: { query: 'Which medication is the patient on?', firstHas: 'metformin', source: 'fact' },
   },
   {
     id: 'hc-correction-cue',
@@ -88,6 +106,7 @@ export const healthcare: Scenario[] = [
       ],
     },
     context: { facts: { medication: 'ibuprofen' } },
+    search: { query: 'Which medication is the patient on?', firstHas: 'ibuprofen', source: 'fact', outdated: { has: 'aspirin', now: 'ibuprofen' } },
   },
   {
     id: 'hc-name',
@@ -96,6 +115,8 @@ export const healthcare: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'My name is Ravi Menon.', at: at('01-05') }]],
     context: { facts: { full_name: 'Ravi Menon' }, blockHas: ['Ravi Menon'] },
+    timeline: { full_name: [['Ravi Menon', 'active']] },
+    search: { query: "patient's name", firstHas: 'Ravi Menon', source: 'fact' },
   },
   {
     id: 'hc-short-call-search',
@@ -104,6 +125,8 @@ export const healthcare: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'I am taking atorvastatin.', at: at('01-05') }]],
     search: { query: 'what medication?', firstHas: 'atorvastatin' },
+    timeline: { medication: [['atorvastatin', 'active']] },
+    context: { facts: { medication: 'atorvastatin' } },
   },
   {
     id: 'hc-since-monday',

@@ -38,6 +38,7 @@ export const realEstate: Scenario[] = [
       ],
     },
     search: { query: 'What was my budget?', asOf: at('02-01'), firstHas: '50', firstLacks: '80' },
+    context: { facts: { budget: '8000000 INR' } },
   },
   {
     id: 're-location-correction',
@@ -62,6 +63,7 @@ export const realEstate: Scenario[] = [
     calls: [[{ role: 'user', text: 'I want a 2 BHK, sorry, I meant 3 BHK.', at: at('01-05') }]],
     timeline: { bedrooms: [['3', 'active']] },
     context: { facts: { bedrooms: '3' } },
+    search: { query: 'How many bedrooms?', firstHas: 'bedrooms is 3', source: 'fact' },
   },
   {
     id: 're-misheard-budget',
@@ -71,6 +73,12 @@ export const realEstate: Scenario[] = [
     calls: [[{ role: 'user', text: 'My budget is 80 lakhs.', at: at('01-05') }], [{ role: 'user', text: 'My budget is 18 lakhs.', at: at('01-20'), asrConfidence: 0.35 }]],
     context: { facts: { budget: '8000000 INR' }, possibly: { budget: '1800000 INR' } },
     search: { query: 'What is my budget?', firstHas: '80' },
+    timeline: {
+      budget: [
+        ['8000000 INR', 'active', 'explicit'],
+        ['1800000 INR', 'active', 'inferred'],
+      ],
+    },
   },
   {
     id: 're-crore',
@@ -79,6 +87,8 @@ export const realEstate: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'My budget is 1.2 crore.', at: at('01-05') }]],
     timeline: { budget: [['12000000 INR', 'active']] },
+    context: { facts: { budget: '12000000 INR' } },
+    search: { query: 'budget', firstHas: '12,000,000', source: 'fact' },
   },
   {
     id: 're-site-visit-expires',
@@ -111,6 +121,8 @@ export const realEstate: Scenario[] = [
       ],
     ],
     search: { query: 'what is the budget?', firstHas: '65' },
+    timeline: { budget: [['6500000 INR', 'active']] },
+    context: { facts: { budget: '6500000 INR' } },
   },
   {
     id: 're-summary-outdated',
@@ -120,6 +132,12 @@ export const realEstate: Scenario[] = [
     calls: [[{ role: 'user', text: 'My budget is 50 lakhs and I want a 2 BHK near Baner.', at: at('01-05') }], [{ role: 'user', text: 'My budget is now 70 lakhs.', at: at('02-05') }]],
     context: { facts: { budget: '7000000 INR' } },
     search: { query: 'budget for the flat', firstHas: '70' },
+    timeline: {
+      budget: [
+        ['5000000 INR', 'superseded'],
+        ['7000000 INR', 'active'],
+      ],
+    },
   },
   {
     id: 're-moved-relative',
@@ -128,6 +146,13 @@ export const realEstate: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: "I'm looking at Baner.", at: at('01-05') }], [{ role: 'user', text: 'Since last week I prefer Wakad instead.', at: at('02-05') }]],
     context: { facts: { preferred_location: 'Wakad' } },
+    timeline: {
+      preferred_location: [
+        ['Baner', 'superseded'],
+        ['Wakad', 'active'],
+      ],
+    },
+    search: { query: 'Which area does the buyer prefer?', firstHas: 'Wakad', source: 'fact', outdated: { has: 'Baner', now: 'Wakad' } },
   },
   {
     id: 're-loan-status',
@@ -136,6 +161,13 @@ export const realEstate: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'I have applied for a home loan.', at: at('01-05') }], [{ role: 'user', text: 'Good news, the loan got approved yesterday.', at: at('02-05') }]],
     context: { facts: { loan_status: 'approved' } },
+    timeline: {
+      loan_status: [
+        ['applied', 'superseded'],
+        ['approved', 'active'],
+      ],
+    },
+    search: { query: 'loan status', firstHas: 'approved', source: 'fact' },
   },
   {
     id: 're-correction-later-call',

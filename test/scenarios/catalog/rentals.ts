@@ -11,6 +11,8 @@ export const rentals: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'The rent is 30,000 for the MG Road flat and 45,000 for the Indiranagar flat.', at: at('01-05') }]],
     context: { facts: { 'expected_rent:mg road': '30000 INR', 'expected_rent:indiranagar': '45000 INR' } },
+    timeline: { 'expected_rent:mg road': [['30000 INR', 'active']], 'expected_rent:indiranagar': [['45000 INR', 'active']] },
+    search: { query: 'rent for the Indiranagar flat', firstHas: '45,000', source: 'fact' },
   },
   {
     id: 'rent-thousand',
@@ -24,6 +26,8 @@ export const rentals: Scenario[] = [
       ],
     ],
     context: { facts: { expected_rent: '40000 INR' } },
+    timeline: { expected_rent: [['40000 INR', 'active']] },
+    search: { query: 'What rent is the tenant expecting?', firstHas: '40,000', source: 'fact' },
   },
   {
     id: 'rent-k',
@@ -32,6 +36,8 @@ export const rentals: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'The rent is 35k a month.', at: at('01-05') }]],
     context: { facts: { expected_rent: '35000 INR' } },
+    timeline: { expected_rent: [['35000 INR', 'active']] },
+    search: { query: 'rent', firstHas: '35,000', source: 'fact' },
   },
   {
     id: 'rent-raised',
@@ -49,6 +55,7 @@ export const rentals: Scenario[] = [
       ],
     },
     search: { query: 'What is the monthly rent?', firstHas: '33' },
+    context: { facts: { expected_rent: '33000 INR' } },
   },
   {
     id: 'rent-employer',
@@ -57,6 +64,8 @@ export const rentals: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'I work at Infosys.', at: at('01-05') }]],
     context: { facts: { employer: 'Infosys' }, blockHas: ['Infosys'] },
+    timeline: { employer: [['Infosys', 'active']] },
+    search: { query: 'employer', firstHas: 'Infosys', source: 'fact' },
   },
   {
     id: 'rent-employer-change',
@@ -66,6 +75,12 @@ export const rentals: Scenario[] = [
     calls: [[{ role: 'user', text: 'I work at Infosys.', at: at('01-05') }], [{ role: 'user', text: 'I switched jobs, I work at Wipro now.', at: at('03-05') }]],
     context: { facts: { employer: 'Wipro' } },
     search: { query: 'Where does the tenant work?', firstHas: 'Wipro' },
+    timeline: {
+      employer: [
+        ['Infosys', 'superseded'],
+        ['Wipro', 'active'],
+      ],
+    },
   },
   {
     id: 'rent-move-in-expires',
@@ -74,6 +89,7 @@ export const rentals: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'I am moving in on 10 January.', at: at('01-05') }], [{ role: 'user', text: 'Calling about the deposit.', at: at('03-05') }]],
     timeline: { move_in_date: [['2026-01-10', 'expired']] },
+    context: { factsLack: ['move_in_date'] },
   },
   {
     id: 'rent-self-correct',
@@ -82,6 +98,8 @@ export const rentals: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'The rent is 25,000, sorry, I meant 28,000 rupees a month.', at: at('01-05') }]],
     timeline: { expected_rent: [['28000 INR', 'active']] },
+    context: { facts: { expected_rent: '28000 INR' } },
+    search: { query: 'rent', firstHas: '28,000', source: 'fact' },
   },
   {
     id: 'rent-misheard',
@@ -90,6 +108,13 @@ export const rentals: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'The rent is 30,000 rupees per month.', at: at('01-05') }], [{ role: 'user', text: 'The rent is 13,000 rupees per month.', at: at('01-09'), asrConfidence: 0.3 }]],
     context: { facts: { expected_rent: '30000 INR' }, possibly: { expected_rent: '13000 INR' } },
+    timeline: {
+      expected_rent: [
+        ['30000 INR', 'active', 'explicit'],
+        ['13000 INR', 'active', 'inferred'],
+      ],
+    },
+    search: { query: 'What is the rent?', firstHas: '30,000', source: 'fact' },
   },
   {
     id: 'rent-short-call-search',
@@ -98,6 +123,8 @@ export const rentals: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'I work at Accenture.', at: at('01-05') }]],
     search: { query: 'employer?', firstHas: 'Accenture' },
+    timeline: { employer: [['Accenture', 'active']] },
+    context: { facts: { employer: 'Accenture' } },
   },
   {
     id: 'rent-two-flats-rupees',

@@ -21,6 +21,12 @@ export const support: Scenario[] = [
     calls: [[{ role: 'user', text: 'I am on the Basic plan.', at: at('01-05') }], [{ role: 'user', text: 'I upgraded to the Premium plan last week.', at: at('02-05') }]],
     context: { facts: { plan: 'Premium plan' } },
     search: { query: 'Which plan is the customer on?', firstHas: 'Premium' },
+    timeline: {
+      plan: [
+        ['Basic plan', 'superseded'],
+        ['Premium plan', 'active'],
+      ],
+    },
   },
   {
     id: 'sup-city-moved-relative',
@@ -35,6 +41,7 @@ export const support: Scenario[] = [
       ],
     },
     context: { facts: { city: 'Hyderabad' } },
+    search: { query: 'Which city does the customer live in?', firstHas: 'Hyderabad', source: 'fact', outdated: { has: 'Pune', now: 'Hyderabad' } },
   },
   {
     id: 'sup-city-retracted',
@@ -55,6 +62,7 @@ export const support: Scenario[] = [
       ],
     },
     context: { facts: { city: 'Mysore' } },
+    search: { query: 'Which city does the customer live in?', firstHas: 'Mysore', source: 'fact', outdated: { has: 'Chennai', now: 'Mysore' } },
   },
   {
     id: 'sup-email-correction',
@@ -63,6 +71,13 @@ export const support: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'My email is ravi@example.com.', at: at('01-05') }], [{ role: 'user', text: 'Sorry, my email is actually ravi.k@example.com.', at: at('01-06') }]],
     context: { facts: { email: 'ravi.k@example.com' } },
+    timeline: {
+      email: [
+        ['ravi@example.com', 'retracted'],
+        ['ravi.k@example.com', 'active'],
+      ],
+    },
+    search: { query: 'email', firstHas: 'ravi.k@example.com', source: 'fact' },
   },
   {
     id: 'sup-callback-expires',
@@ -71,6 +86,7 @@ export const support: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'Please call me back on 6 January at 5 pm.', at: at('01-05') }], [{ role: 'user', text: 'Hi again.', at: at('02-05') }]],
     timeline: { callback: [['2026-01-06T17:00:00.000Z', 'expired']] },
+    context: { factsLack: ['callback'] },
   },
   {
     id: 'sup-name',
@@ -80,6 +96,7 @@ export const support: Scenario[] = [
     calls: [[{ role: 'user', text: 'My name is Meera Iyer.', at: at('01-05') }]],
     context: { facts: { full_name: 'Meera Iyer' }, blockHas: ['Meera Iyer'] },
     search: { query: "customer's name", firstHas: 'Meera Iyer' },
+    timeline: { full_name: [['Meera Iyer', 'active']] },
   },
   {
     id: 'sup-misheard-plan',
@@ -88,6 +105,13 @@ export const support: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'I am on the Premium plan.', at: at('01-05') }], [{ role: 'user', text: 'I am on the Basic plan.', at: at('01-09'), asrConfidence: 0.3 }]],
     context: { facts: { plan: 'Premium plan' } },
+    timeline: {
+      plan: [
+        ['Premium plan', 'active', 'explicit'],
+        ['Basic plan', 'active', 'inferred'],
+      ],
+    },
+    search: { query: 'Which plan is the customer on?', firstHas: 'Premium', source: 'fact' },
   },
   {
     id: 'sup-plan-asof',
@@ -96,6 +120,13 @@ export const support: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'I am on the Basic plan.', at: at('01-05') }], [{ role: 'user', text: 'I switched to the Family plan.', at: at('03-05') }]],
     search: { query: 'plan', asOf: at('02-01'), firstHas: 'Basic' },
+    timeline: {
+      plan: [
+        ['Basic plan', 'superseded'],
+        ['Family plan', 'active'],
+      ],
+    },
+    context: { facts: { plan: 'Family plan' } },
   },
   {
     id: 'sup-short-call-search',
@@ -104,6 +135,8 @@ export const support: Scenario[] = [
     schema: S,
     calls: [[{ role: 'user', text: 'My email is meera@example.org.', at: at('01-05') }]],
     search: { query: 'what is the email address?', firstHas: 'meera@example.org' },
+    timeline: { email: [['meera@example.org', 'active']] },
+    context: { facts: { email: 'meera@example.org' } },
   },
   {
     id: 'sup-email-self-correct',
