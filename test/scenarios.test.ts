@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './conversations/support.ts';
 import { SCENARIOS } from './scenarios/catalog/index.ts';
 import { KNOWN_GAPS } from './scenarios/known-gaps.ts';
-import { runScenario } from './scenarios/runner.ts';
+import { runScenario, type Transport } from './scenarios/runner.ts';
 
 /**
  * The scenario suite: scripted multi-call conversations in four domains, each
  * checking one memory rule in the timeline, the next call's context and
- * memory_search, over HTTP on the embedded default (offline extractor).
+ * memory_search, on the embedded default (offline extractor), over HTTP and
+ * over the WebSocket.
  */
 let srv: TestServer;
 beforeAll(async () => {
@@ -27,13 +28,15 @@ describe('scenarios', () => {
       ).toBe(true);
   });
 
-  for (const s of SCENARIOS) {
-    const gap = KNOWN_GAPS[s.id];
-    it(`${s.domain}: ${s.id} (${s.rule})${gap ? ' [known gap]' : ''}`, async () => {
-      const o = await runScenario(srv, s);
-      const bad = (['timeline', 'context', 'search'] as const).flatMap((k) => (o[k] && !o[k]!.ok ? [(o[k] as { why: string }).why] : []));
-      if (gap) expect(bad, `${s.id} now passes: remove it from known-gaps.ts`).not.toEqual([]);
-      else expect(bad).toEqual([]);
-    });
-  }
+  describe.each<Transport>(['http', 'ws'])('over %s', (transport) => {
+    for (const s of SCENARIOS) {
+      const gap = KNOWN_GAPS[s.id];
+      it(`${s.domain}: ${s.id} (${s.rule})${gap ? ' [known gap]' : ''}`, async () => {
+        const o = await runScenario(srv, s, transport);
+        const bad = (['timeline', 'context', 'search'] as const).flatMap((k) => (o[k] && !o[k]!.ok ? [(o[k] as { why: string }).why] : []));
+        if (gap) expect(bad, `${s.id} now passes: remove it from known-gaps.ts`).not.toEqual([]);
+        else expect(bad).toEqual([]);
+      });
+    }
+  });
 });

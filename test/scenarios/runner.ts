@@ -1,5 +1,6 @@
 import { http } from '../gateway/support/ws-tester.ts';
 import { ScriptedUser, type TestServer } from '../conversations/support.ts';
+import { WsScriptedUser } from './ws-user.ts';
 import type { Scenario, Shown } from './types.ts';
 
 /** A check's outcome: passed, failed (why), or not part of the scenario. */
@@ -25,9 +26,12 @@ const pass: Check = { ok: true };
 const fail = (why: string): Check => ({ ok: false, why });
 const sorted = (rows: string[][]) => rows.map((r) => r.join(' / ')).sort();
 
-/** Play a scenario's calls through a running memgate (HTTP, as a voice pipeline would) and check the three reads. */
-export async function runScenario(srv: TestServer, s: Scenario): Promise<Outcome> {
-  const u = new ScriptedUser(srv);
+/** How the calls, the next context and search reach memgate (the timeline and flush are HTTP only). */
+export type Transport = 'http' | 'ws';
+
+/** Play a scenario's calls through a running memgate (as a voice pipeline would) and check the three reads. */
+export async function runScenario(srv: TestServer, s: Scenario, transport: Transport = 'http'): Promise<Outcome> {
+  const u = transport === 'ws' ? new WsScriptedUser(srv) : new ScriptedUser(srv);
   if (typeof s.schema === 'string') await u.useSchema(s.schema);
   else {
     const r = await http(srv.base, 'PUT', `/v1/agents/${u.agentId}/schema`, { body: s.schema });
