@@ -236,6 +236,17 @@ describe('relative-time changes set validFrom from the turn', () => {
   });
 });
 
+describe('a change named with "from … to …"', () => {
+  it('"My budget went up from 50 lakhs to 80 lakhs" keeps the new value only; a range without a change verb keeps its first value', async () => {
+    const change = await extract(realEstate, call('c', [{ role: 'user', at: '2026-03-10T10:00:00Z', text: 'My budget went up from 50 lakhs to 80 lakhs.' }]));
+    expect(change).toEqual([{ field: 'budget', value: { amount: 8_000_000, currency: 'INR' }, source: 'explicit', evidence: ['c-0'] }]);
+    const cut = await extract(realEstate, call('d', [{ role: 'user', at: '2026-03-10T10:00:00Z', text: 'We reduced the budget from 90 lakhs to about 75 lakhs.' }]));
+    expect(cut.map((f) => f.value)).toEqual([{ amount: 7_500_000, currency: 'INR' }]);
+    const range = await extract(realEstate, call('e', [{ role: 'user', at: '2026-03-10T10:00:00Z', text: 'My budget is from 50 lakhs to 80 lakhs.' }]));
+    expect(range.map((f) => f.value)).toEqual([{ amount: 5_000_000, currency: 'INR' }]);
+  });
+});
+
 describe('spoken and written amounts', () => {
   it('"Around 40 thousand rupees." answering the budget question is ₹40,000, explicit (a hedge on the amount is no hedge on the fact)', async () => {
     const facts = await extract(

@@ -7,7 +7,7 @@ import { findCues, type CompiledField, type CueHit } from './field-cues.ts';
 import { keyedValues } from './keyed-values.ts';
 import { qualifierIn } from './qualifiers.ts';
 import { answerPhrase, captureAfter, captureName, findDosages, findEmails, findPhones, selfIntroduction, type Capture } from './text-capture.ts';
-import { answerPolarity, sentencePolarity, changeDate, dateCandidates, enumCandidates, moneyCandidates, numberCandidates, type Candidate } from './value-finders.ts';
+import { answerPolarity, sentencePolarity, changeDate, dateCandidates, enumCandidates, moneyCandidates, numberCandidates, withoutChangedFrom, type Candidate } from './value-finders.ts';
 
 /** How a value was tied to its field: a cue in the clause, the agent's question, or nothing. */
 type Link = 'strong' | 'question' | 'weak' | 'none';
@@ -138,7 +138,7 @@ function readTyped(r: TurnReading, clause: Clause, cues: Map<string, CueHit[]>, 
     }
   };
   const typed = r.fields.filter((cf) => ['money', 'date', 'datetime', 'number', 'enum'].includes(cf.field.type));
-  const perField = new Map(typed.map((cf) => [cf.field.name, cands(cf)]));
+  const perField = new Map(typed.map((cf) => [cf.field.name, withoutChangedFrom(text, cands(cf))]));
   // Each span is claimed by the field with the nearest cue (money spans are shared by all money fields).
   const claims = new Map<string, { field: string; d: number }>();
   for (const cf of typed) {

@@ -142,3 +142,25 @@ export function answerPolarity(answer: string): boolean | null {
   const first = answer.trim().split(/[,.!?;]/)[0] ?? '';
   return parseBoolean(first) ?? parseBoolean(answer);
 }
+
+// "went up from 50 lakhs to 80", "moved my appointment from Monday to Friday": a change names both states.
+const CHANGE_VERB_RE =
+  /\b(?:went|gone|goes|go|came|come|moved?|changed?|increased?|raised?|reduced?|decreased?|dropped?|cut|bumped|upped|revised|grew|grown|rose|risen|fell|fallen|shifted|switched|upgraded|downgraded|jumped|extended|stretched|rescheduled|pushed|brought)\b/i;
+const FROM_BEFORE_RE = /\bfrom\s+(?:about\s+|around\s+|roughly\s+)?$/i;
+const TO_BETWEEN_RE = /^\s*(?:,\s*)?(?:to|up\s+to|down\s+to|till|until)\s+(?:about\s+|around\s+|roughly\s+)?$/i;
+
+/**
+ * The candidates without the former state of a spoken change: in "my budget went up from 50 lakhs
+ * to 80 lakhs" the value after "from" is what it was, so only 80 lakhs is left. Needs a change verb
+ * before the pair: "a budget from 50 to 80 lakhs" is a range and keeps both.
+ */
+export function withoutChangedFrom(text: string, cands: readonly Candidate[]): Candidate[] {
+  const sorted = [...cands].sort((a, b) => a.start - b.start);
+  const former = new Set<Candidate>();
+  for (let i = 0; i + 1 < sorted.length; i++) {
+    const [a, b] = [sorted[i]!, sorted[i + 1]!];
+    const before = text.slice(0, a.start);
+    if (FROM_BEFORE_RE.test(before) && TO_BETWEEN_RE.test(text.slice(a.end, b.start)) && CHANGE_VERB_RE.test(before)) former.add(a);
+  }
+  return former.size === 0 ? [...cands] : cands.filter((c) => !former.has(c));
+}

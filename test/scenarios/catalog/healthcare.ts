@@ -197,4 +197,31 @@ export const healthcare: Scenario[] = [
     context: { blockHas: ['cholesterol was high'] },
     search: { query: 'cholesterol lab report', firstHas: 'cholesterol', source: 'recent' },
   },
+  {
+    id: 'hc-stopped-medication',
+    domain: 'healthcare',
+    rule: 'a value that no longer holds is history (now: null)',
+    schema: S,
+    calls: [[{ role: 'user', text: 'I am taking metformin.', at: at('01-05') }], [{ role: 'user', text: 'I stopped taking metformin last week.', at: at('02-05') }]],
+    timeline: { medication: [['metformin', 'superseded']] },
+    context: { factsLack: ['medication'] },
+  },
+  {
+    id: 'hc-appointment-moved',
+    domain: 'healthcare',
+    rule: 'a rescheduled ephemeral value supersedes the old one',
+    schema: S,
+    calls: [
+      [{ role: 'user', text: 'My follow-up appointment is on 20 December at 4 pm.', at: at('12-01') }],
+      [{ role: 'user', text: 'Please move my appointment to 22 December at 11 am.', at: at('12-02') }],
+    ],
+    timeline: {
+      appointment: [
+        ['2026-12-20T16:00:00.000Z', 'superseded'],
+        ['2026-12-22T11:00:00.000Z', 'active'],
+      ],
+    },
+    context: { facts: { appointment: '2026-12-22T11:00:00.000Z' } },
+    search: { query: 'When is the appointment?', firstHas: '2026-12-22', source: 'fact', outdated: { has: '20 December', now: '2026-12-22T11:00:00.000Z' } },
+  },
 ];

@@ -276,4 +276,19 @@ export const realEstate: Scenario[] = [
     context: { facts: { budget: '9000000 INR' } },
     search: { query: 'How much can the buyer spend?', firstHas: '90', source: 'fact' },
   },
+  {
+    id: 're-budget-from-to',
+    domain: 'real-estate',
+    rule: 'a change named "from X to Y" supersedes with Y',
+    schema: S,
+    calls: [[{ role: 'user', text: 'My budget is 50 lakhs.', at: at('01-05') }], [{ role: 'user', text: 'My budget went up from 50 lakhs to 80 lakhs.', at: at('02-05') }]],
+    timeline: {
+      budget: [
+        ['5000000 INR', 'superseded'],
+        ['8000000 INR', 'active'],
+      ],
+    },
+    context: { facts: { budget: '8000000 INR' } },
+    search: { query: 'What is the budget now?', firstHas: '80', source: 'fact' },
+  },
 ];
