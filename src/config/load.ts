@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MemgateError } from '../core/errors.ts';
 import { configSchema, type Config } from './schema.ts';
 
@@ -101,15 +102,26 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
+/** The package's own config/ (same depth from src/config and dist/config): an installed memgate run from any directory finds its profiles and schemas. */
+const PACKAGE_CONFIG_DIR = fileURLToPath(new URL('../../config', import.meta.url));
+
+/** `config/<profile>.json` of the working directory when it has one, else the package's. */
+function profileFile(profile: string, configDir: string | undefined): string {
+  const dirs = configDir === undefined ? [resolve('config'), PACKAGE_CONFIG_DIR] : [resolve(configDir)];
+  const files = dirs.map((d) => join(d, `${profile}.json`));
+  return files.find((f) => existsSync(f)) ?? files[0]!;
+}
+
 /**
  * Load the configuration once: embedded defaults ← `config/<profile>.json` ← environment ← flags.
+ * Without `configDir`, profiles and schemas come from `./config` when it has them, else from the package.
  * `MEMGATE_API_KEYS=key1:tenantA,key2:tenantB` adds keys (hashed here, raw keys are not kept).
  * The only place that reads process.env.
  */
-export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv = process.env, configDir = 'config'): Readonly<Config> {
+export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv = process.env, configDir?: string): Readonly<Config> {
   const { flags } = parseCommandLine(argv);
   const profile = flags['--profile'] ?? env['MEMGATE_PROFILE'] ?? 'embedded';
-  const file = flags['--config'] ?? resolve(configDir, `${profile}.json`);
+  const file = flags['--config'] ?? profileFile(profile, configDir);
   let raw: Record<string, unknown> = {};
   if (existsSync(file)) {
     try {
@@ -118,9 +130,11 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
       throw new MemgateError('bad_request', `config file ${file} is not valid JSON`, { cause: err });
     }
   } else if (profile !== 'embedded' || flags['--config']) {
-    throw new MemgateError('bad_request', `config file ${file} not found (--config / --profile / MEMGATE_PROFILE)`);
+    const where = flags['--config'] ? `config file ${file}` : `profile "${profile}" (${file})`;
+    throw new MemgateError('bad_request', `${where} not found (--config / --profile / MEMGATE_PROFILE)`);
   }
   raw['profile'] = profile;
+  if (configDir === undefined && raw['schemasDir'] === undefined && !existsSync('config/schemas')) raw['schemasDir'] = join(PACKAGE_CONFIG_DIR, 'schemas');
   // Where each overridden value came from, so an error names the variable or flag to fix.
   const origin = new Map<string, string>();
   for (const [name, path] of Object.entries(ENV_PATHS)) {
@@ -153,7 +167,10 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     const issue = parsed.error.issues[0];
     const path = issue?.path.join('.') || '(root)';
     const from = origin.get(path) ?? (existsSync(file) ? `config file ${file}` : undefined);
-    throw new MemgateError('bad_request', `invalid ${from ?? 'configuration'}: ${path}: ${issue?.message}`);
+    const message = `invalid ${from ?? 'configuration'}: ${path}: ${issue?.message}`;
+    // A bad flag value is a command-line mistake (exit 2 with the usage); the rest are configuration errors.
+    if (from?.startsWith('--')) throw new UsageError(message);
+    throw new MemgateError('bad_request', message);
   }
   return deepFreeze(parsed.data);
 }

@@ -1,4 +1,8 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/processes.ts';
 import { UsageError, assertServeSafe, configNotices, loadConfig, parseCommandLine } from '../../src/config/load.ts';
 
 const load = (argv: string[], env: Record<string, string> = {}) => loadConfig(argv, env, 'config');
@@ -27,7 +31,28 @@ describe('command line', () => {
 });
 
 describe('configuration', () => {
-  it('names the environment variable or flag a bad value came from', () => {
+  it("finds profiles and schemas in the package when the working directory has none, and prefers the directory's own", () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'memgate-cwd-')));
+    const before = process.cwd();
+    try {
+      process.chdir(dir);
+      const c = loadConfig(['--profile', 'production'], {});
+      expect([c.profile, c.adapters.buffer, c.schemasDir]).toEqual(['production', 'redis', join(REPO_ROOT, 'config/schemas')]);
+      expect(loadConfig([], {}).schemasDir).toBe(join(REPO_ROOT, 'config/schemas'));
+      expect(messageOf(() => loadConfig(['--profile', 'nope'], {}))).toMatch(/profile "nope" .*not found/);
+      mkdirSync(join(dir, 'config/schemas'), { recursive: true });
+      writeFileSync(join(dir, 'config/production.json'), JSON.stringify({ server: { port: 7811 } }));
+      const own = loadConfig(['--profile', 'production'], {});
+      expect([own.server.port, own.adapters.buffer, own.schemasDir]).toEqual([7811, 'sqlite', './config/schemas']);
+    } finally {
+      process.chdir(before);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('names the environment variable or flag a bad value came from (a bad flag value is a usage error)', () => {
+    expect(() => load(['--port', 'abc'])).toThrow(UsageError);
+    expect(() => load([], { MEMGATE_PORT: 'abc' })).not.toThrow(UsageError);
     expect(messageOf(() => load([], { MEMGATE_PORT: 'abc' }))).toMatch(/MEMGATE_PORT="abc".*server\.port/);
     expect(messageOf(() => load(['--port', '99999']))).toMatch(/--port "99999".*server\.port/);
     expect(messageOf(() => load([], { MEMGATE_EXTRACTOR: 'gpt' }))).toMatch(/MEMGATE_EXTRACTOR="gpt"/);
