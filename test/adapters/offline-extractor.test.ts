@@ -351,6 +351,22 @@ describe('OfflineExtractor.compress', () => {
     ]);
   });
 
+  it('pairs a question with the first sentence of a full answer past its thanks, and keeps the answer on its own too', async () => {
+    const acus = await compress(
+      turns('w', [
+        { role: 'user', speaker: 'Meera Shah', at: '2026-01-15T10:00:00Z', text: 'What made you pick Wakad for the office?' },
+        { role: 'agent', speaker: 'Priya', at: '2026-01-15T10:00:05Z', text: 'Thanks, Meera! I wanted a short commute for the whole team. It also has good schools.' },
+      ]),
+    );
+    expect(acus.map((a) => [a.text, a.turnRefs])).toEqual(
+      [
+        ['Meera Shah (user) asked "What made Priya pick Wakad for the office?" and Priya (agent) answered "Priya wanted a short commute for the whole team"', ['w-0', 'w-1']],
+        ['Priya (agent) wanted a short commute for the whole team', ['w-1']],
+        ['Priya (agent) said it also has good schools', ['w-1']],
+      ].map(([t, r]) => [`${String(t)}, as of 2026-01-15.`, r]),
+    );
+  });
+
   it('keeps verb agreement when rewriting first and second person', async () => {
     const acus = await compress(
       turns('v', [

@@ -72,13 +72,13 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
       // The user's last question, answered by the agent's next turn, is one fact with its answer.
       const replied = after?.role === 'agent' && adjacent(t, after, input.turns) ? after : undefined;
       const uqi = sentences.findLastIndex((s) => isQuestion(s));
-      const reply = replied && uqi >= 0 ? splitSentences(replied.text)[0] : undefined;
-      const mergeAt = reply && replied && answers(reply) && !PHATIC_Q_RE.test(strip(sentences[uqi]!)) ? uqi : -1;
+      const reply = replied && uqi >= 0 ? replyOf(replied, namesFor(replied)) : null;
+      const mergeAt = reply && answers(reply.text) && !PHATIC_Q_RE.test(strip(sentences[uqi]!)) ? uqi : -1;
       for (const [si, s] of sentences.entries()) {
-        if (si === mergeAt) {
-          const agentNames = namesFor(replied!);
-          drafts.push(draft(mergeAnswer(s, t, reply!, replied!, party(agentNames, 'user'), party(agentNames, 'agent')), [t, replied!], replied!));
-          consumed.set(replied!.turnId, 1);
+        if (si === mergeAt && reply && replied) {
+          const agentNames = namesFor(replied);
+          drafts.push(draft(mergeAnswer(s, t, reply.text, replied, party(agentNames, 'user'), party(agentNames, 'agent')), [t, replied], replied));
+          if (dependent(reply.text)) consumed.set(replied.turnId, reply.index + 1);
           continue;
         }
         if (!learned && !segUser) {
@@ -99,19 +99,32 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
       if (si === qi || isQuestion(s) || isFiller(withoutNames(s, names))) continue;
       drafts.push(draft(agentIntro(s, t, names) ?? statement(s, t, agentVoices(names), names, 'agent'), [t], t));
     }
-    const answer = next ? splitSentences(next.text)[0] : undefined;
+    const reply = next ? replyOf(next, namesFor(next)) : null;
+    const answer = reply?.text;
     // "Am I speaking with Meera Shah?" answered "Yes" names the caller for the rest of the segment.
     const asked = qi >= 0 ? /\b(?:speaking (?:with|to)|talking (?:with|to)|is this)\s+/i.exec(sentences[qi]!) : null;
     if (asked && answer && !segUser && !learned && isConfirmation(answer)) {
       learned = captureName(sentences[qi]!, asked.index + asked[0].length, false, true)?.value;
     }
-    if (next && answer && qi >= 0 && dependent(answer) && !PHATIC_Q_RE.test(strip(sentences[qi]!))) {
+    if (next && reply && answer && qi >= 0 && !isQuestion(answer) && !PHATIC_Q_RE.test(strip(sentences[qi]!))) {
       const nextNames = namesFor(next);
       drafts.push(draft(mergeAnswer(sentences[qi]!, t, answer, next, party(nextNames, 'agent'), party(nextNames, 'user')), [t, next], next));
-      consumed.set(next.turnId, 1);
+      if (dependent(answer)) consumed.set(next.turnId, reply.index + 1);
     }
   });
   return drafts;
+}
+
+/**
+ * The reply's first sentence that says something, past openers such as "Thanks, Maria!": a
+ * question is context for its answer, and the answer is what a later search asks about
+ * ("What gave you the idea?" → "I'm obsessed with those, so I made ..."). Null when the reply
+ * says nothing before asking back.
+ */
+function replyOf(reply: Turn, names: Names): { text: string; index: number } | null {
+  const sentences = splitSentences(reply.text);
+  const index = sentences.findIndex((s) => !isFiller(withoutNames(s, names)));
+  return index >= 0 && !isQuestion(sentences[index]!) ? { text: sentences[index]!, index } : null;
 }
 
 function draft(body: string, used: Turn[], last: Turn): AcuDraft {
