@@ -264,7 +264,10 @@ async function scoreQuestions(url: string, agentId: string, sample: LocomoSample
     if (DUMP) {
       const byId = new Map(turns.map((t) => [t.diaId, t.text]));
       const got = refs(10);
+      // Where each evidence turn ranks in a deeper search (−1: not in the top 50).
+      const deep = await postJson<{ results: SearchResult[] }>(`${url}/v1/search`, { agentId, userId: sample.sample_id, query: q.question, k: 50 });
       const line = {
+        ranks: evidence.map((id) => deep.results.findIndex((r) => r.turnRefs.includes(id))),
         sample: sample.sample_id,
         category: q.category,
         question: q.question,
