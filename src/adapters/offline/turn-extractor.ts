@@ -122,7 +122,7 @@ function readTyped(r: TurnReading, clause: Clause, cues: Map<string, CueHit[]>, 
   const cands = (cf: CompiledField): Candidate[] => {
     switch (cf.field.type) {
       case 'money':
-        return moneyCandidates(text, currencyMentioned(`${cf.field.description} ${(cf.field.hints ?? []).join(' ')}`) ?? r.currency ?? 'USD');
+        return moneyCandidates(text, cf.field.currency ?? currencyMentioned(`${cf.field.description} ${(cf.field.hints ?? []).join(' ')}`) ?? r.currency ?? 'USD');
       case 'date':
         return dateCandidates(text, r.ts, clause.past, false);
       case 'datetime':

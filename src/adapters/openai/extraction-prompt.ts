@@ -51,6 +51,7 @@ function describeField(f: FieldDef): string {
   const parts = [`- ${f.name} (${f.category}, ${f.type}`];
   if (f.type === 'enum' && f.values) parts.push(`: one of ${f.values.map((v) => JSON.stringify(v)).join(', ')}`);
   if (f.keyBy) parts.push(`, keyed by ${f.keyBy}`);
+  if (f.currency) parts.push(`, amounts without a currency are ${f.currency}`);
   parts.push(`): ${f.description}`);
   if (f.hints && f.hints.length > 0) parts.push(` Cues: ${f.hints.map((h) => JSON.stringify(h)).join(', ')}.`);
   if (f.category === 'profile') parts.push(' Stable attribute of the user.');
