@@ -270,6 +270,8 @@ describe('OfflineExtractor.extract: rental verification and healthcare', () => {
       { field: 'dosage', value: '500 mg twice a day', source: 'explicit', evidence: ['h-1'], validFrom: '2026-01-12T00:00:00.000Z' },
       { field: 'symptom', value: 'knee pain', source: 'explicit', evidence: ['h-2'] },
       { field: 'pain_level', value: 6, source: 'explicit', evidence: ['h-2'] },
+      // An ending names what held until then; the resolver ends it only if it is current.
+      { field: 'medication', value: 'ibuprofen', source: 'explicit', evidence: ['h-3'], validFrom: '2026-01-14T00:00:00.000Z', ended: true },
       { field: 'appointment', value: '2026-01-22T10:00:00.000Z', source: 'confirmed', evidence: ['h-4', 'h-5'] },
     ]);
   });
