@@ -27,6 +27,8 @@ export interface FakeControl {
   finishReason?: string;
   /** Answer with these tool calls (finish reason `tool_calls`); `arguments` that are not a string are JSON-stringified. */
   toolCalls?: FakeToolCall[];
+  /** With `stream: true`: a pause before each streamed piece after the first (a model speaking slowly, for barge-in). */
+  chunkDelayMs?: number;
 }
 
 /** One scripted tool call of a chat reply. */
@@ -93,7 +95,7 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
-const CONTROL_KEYS = new Set(['status', 'message', 'headers', 'delayMs', 'mode', 'content', 'finishReason', 'toolCalls']);
+const CONTROL_KEYS = new Set(['status', 'message', 'headers', 'delayMs', 'mode', 'content', 'finishReason', 'toolCalls', 'chunkDelayMs']);
 
 /** Deterministic bag-of-words vector (not normalised): texts sharing words get a positive cosine. */
 export function fakeEmbedding(text: string, dimensions: number): Float32Array {
@@ -215,7 +217,12 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
         res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices, ...extra })}\n\n`);
       if (toolCalls) chunk([{ index: 0, delta: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: null }]);
-      else for (const [i, piece] of splitWords(content).entries()) chunk([{ index: 0, delta: i === 0 ? { role: 'assistant', content: piece } : { content: piece }, finish_reason: null }]);
+      else
+        for (const [i, piece] of splitWords(content).entries()) {
+          if (i > 0 && control.chunkDelayMs) await wait(control.chunkDelayMs);
+          if (res.destroyed) return;
+          chunk([{ index: 0, delta: i === 0 ? { role: 'assistant', content: piece } : { content: piece }, finish_reason: null }]);
+        }
       chunk([{ index: 0, delta: {}, finish_reason: finishReason }]);
       if ((body['stream_options'] as { include_usage?: boolean } | undefined)?.include_usage) chunk([], { usage });
       res.end('data: [DONE]\n\n');
