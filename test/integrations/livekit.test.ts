@@ -9,6 +9,7 @@ import { startTestServer, uniq, type TestServer } from '../gateway/support/real-
 import { http } from '../gateway/support/ws-tester.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { closedPort } from '../support/net.ts';
+import { ScriptedAudioInput, ScriptedSTT } from '../support/scripted-stt.ts';
 import { waitFor } from '../support/wait.ts';
 
 /**
@@ -16,8 +17,9 @@ import { waitFor } from '../support/wait.ts';
  * lowest real layer that runs without a LiveKit server, driven by text input through
  * `session.run({ userInput })` / `generateReply`) with the real OpenAI plugin LLM pointed at the
  * local fake OpenAI server, against a running memgate gateway (embedded runtime, real WebSocket).
- * Not exercised here: audio (STT/VAD/TTS need model servers and a room), so the barge-in is
- * `session.interrupt()`, the call the VAD makes when the user speaks over the agent.
+ * Audio input goes through the real AudioRecognition with a scripted recogniser (test/support/
+ * scripted-stt.ts): no STT, VAD or TTS model can run here, nor a room. The barge-in is therefore
+ * `session.interrupt()`, the call the VAD-driven interruption makes when the user speaks over the agent.
  */
 const schema = JSON.parse(readFileSync(new URL('../../config/schemas/real-estate.json', import.meta.url), 'utf8')) as unknown;
 let fake: FakeOpenAI;
@@ -79,15 +81,6 @@ describe('memgate/livekit on a real voice.AgentSession', () => {
     const toolMsg = followUp!.messages.find((m) => m.role === 'tool');
     expect(toolMsg?.content).toMatch(/From memory:[\s\S]*80 lakh[\s\S]*confidence/);
 
-    // Turn 2: the user barges in; the agent's turn is stored with what was heard.
-    fake.scriptChat([{ content: 'The Baner flats start at 75 lakhs and the ones near the park have three bedrooms with a balcony facing east', chunkDelayMs: 60 }]);
-    const speaking = new Promise<void>((r) => session.on(AgentSessionEventTypes.AgentStateChanged, (ev) => ev.newState === 'speaking' && r()));
-    const handle = session.generateReply({ userInput: 'Tell me about Baner.' });
-    await speaking;
-    await new Promise((r) => setTimeout(r, 250));
-    session.interrupt();
-    await handle.waitForPlayout();
-
     await session.close();
     await memory.end();
     expect(memory.call.queued).toBe(0);
@@ -95,42 +88,63 @@ describe('memgate/livekit on a real voice.AgentSession', () => {
     const items = session.history.items.filter((i) => i.type === 'message');
     const turns = (await turnsOf(srv, 'estate', userId)).filter((t) => t['sessionId'] === memory.sessionId);
     expect(turns.map((t) => t['turnId'])).toEqual(items.map((i) => i.id));
-    expect(turns.map((t) => [t['role'], t['speaker']])).toEqual([
-      ['user', 'Asha Rao'],
-      ['agent', 'Maya'],
-      ['user', 'Asha Rao'],
-      ['agent', 'Maya'],
+    expect(turns.map((t) => [t['role'], t['text'], t['speaker']])).toEqual([
+      ['user', 'What was my budget again?', 'Asha Rao'],
+      ['agent', 'Your budget is 80 lakhs.', 'Maya'],
     ]);
-    expect(turns[1]).toMatchObject({ text: 'Your budget is 80 lakhs.' });
-    expect(turns[1]!['interrupted']).toBeUndefined();
-    const cut = turns[3]!;
-    expect(cut['interrupted']).toBe(true);
-    expect(String(cut['text'])).toMatch(/^The Baner flats/);
-    expect(String(cut['text']).length).toBeLessThan('The Baner flats start at 75 lakhs and the ones near the park have three bedrooms with a balcony facing east'.length);
-    // Text input has no recogniser, so no asrConfidence (the mapping from an STT's confidence is tested below).
+    // Text input has no recogniser, so no asrConfidence; nothing was cut off (spoken turns and barge-in: next test).
     expect(turns[0]!['asrConfidence']).toBeUndefined();
+    expect(turns[1]!['interrupted']).toBeUndefined();
     const record = await srv.runtime.service.session('default', memory.sessionId);
     expect(record?.endedAt).toEqual(expect.any(Number));
     expect(log.lines.filter((l) => l.startsWith('warn'))).toEqual([]);
   });
 
-  it("an STT's confidence becomes asrConfidence and a diarized speaker id the speaker", async () => {
+  it("spoken turns: the STT's confidence becomes asrConfidence, its diarized speaker the speaker; a barge-in stores what was heard, interrupted", async () => {
     const userId = uniq('ravi');
-    const memory = await MemgateMemory.start({ url: srv.base, agentId: 'estate', userId, logger: captureLog() });
-    const session = await newSession(memory, 'You are Maya.');
-    // What AgentActivity emits at the end of a user turn transcribed by an STT (the event and message types are the library's own).
-    const msg = voice.createConversationItemAddedEvent(
-      (await import('@livekit/agents')).llm.ChatMessage.create({ role: 'user', content: 'My budget is maybe sixty lakhs.', transcriptConfidence: 0.41 }),
+    const memory = await MemgateMemory.start({ url: srv.base, agentId: 'estate', userId, speakers: { agent: 'Maya' }, logger: captureLog() });
+    // Audio in through the real AudioRecognition, turn commit and interruption; only the recogniser is scripted (no STT model runs here).
+    const session = new voice.AgentSession({
+      stt: new ScriptedSTT([
+        { text: 'My budget is maybe sixty lakhs.', confidence: 0.41, speakerId: 'S2' },
+        { text: 'Wait, what about Wakad?', confidence: 0.93, speakerId: 'S2' },
+      ]),
+      llm: new openai.LLM({ model: 'gpt-4o-mini', baseURL: fake.url, apiKey: 'test' }),
+      turnHandling: { turnDetection: 'stt' },
+    });
+    sessions.push(session);
+    memory.attach(session);
+    const audio = new ScriptedAudioInput();
+    session.input.audio = audio;
+    await session.start({ agent: new voice.Agent({ instructions: memory.instructions('You are Maya.'), tools: memory.tools() }) });
+    const longReply = 'Noted, about sixty lakhs. The Baner flats start at 55 lakhs and the ones near the park have three bedrooms with a balcony facing east';
+    fake.scriptChat([{ content: longReply, chunkDelayMs: 60 }, 'Wakad has two-bedroom flats from 58 lakhs.']);
+    const agentTurns: string[] = [];
+    const done = new Promise<void>((r) =>
+      session.on(AgentSessionEventTypes.ConversationItemAdded, (ev) => {
+        if (ev.item.type === 'message' && ev.item.role === 'assistant' && agentTurns.push(ev.item.id) === 2) r();
+      }),
     );
-    session.emit(
-      AgentSessionEventTypes.UserInputTranscribed,
-      voice.createUserInputTranscribedEvent({ transcript: 'My budget is maybe sixty lakhs.', isFinal: true, itemId: msg.item.id, speakerId: 'S2' }),
-    );
-    session.emit(AgentSessionEventTypes.ConversationItemAdded, msg);
+    const speaking = new Promise<void>((r) => session.on(AgentSessionEventTypes.AgentStateChanged, (ev) => ev.newState === 'speaking' && r()));
+    audio.speak();
+    await speaking;
+    await new Promise((r) => setTimeout(r, 300));
+    audio.speak(); // the user talks over the agent
+    await done;
     await session.close();
     await memory.end();
-    const turns = await turnsOf(srv, 'estate', userId);
-    expect(turns).toEqual([expect.objectContaining({ turnId: msg.item.id, role: 'user', asrConfidence: 0.41, speaker: 'S2' })]);
+    const items = session.history.items.filter((i) => i.type === 'message');
+    // The cut agent turn is committed after the barge-in that cut it: memgate's seq follows commit order, and `ts` (the item's
+    // createdAt) puts it back where it was said.
+    const turns = (await turnsOf(srv, 'estate', userId)).sort((a, b) => Number(a['ts']) - Number(b['ts']));
+    expect(turns.map((t) => t['turnId'])).toEqual(items.map((i) => i.id));
+    expect(turns[0]).toMatchObject({ role: 'user', text: 'My budget is maybe sixty lakhs.', asrConfidence: 0.41, speaker: 'S2' });
+    expect(turns[1]).toMatchObject({ role: 'agent', speaker: 'Maya', interrupted: true });
+    expect(longReply.startsWith(String(turns[1]!['text']))).toBe(true);
+    expect(String(turns[1]!['text']).length).toBeLessThan(longReply.length);
+    expect(turns[2]).toMatchObject({ role: 'user', text: 'Wait, what about Wakad?', asrConfidence: 0.93, speaker: 'S2' });
+    expect(turns[3]).toMatchObject({ role: 'agent', text: 'Wakad has two-bedroom flats from 58 lakhs.' });
+    expect(turns[3]!['interrupted']).toBeUndefined();
   });
 });
 

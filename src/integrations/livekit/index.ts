@@ -84,6 +84,8 @@ export class MemgateMemory {
   context: ContextReply | null = null;
   private attached: voice.AgentSession | null = null;
   private readonly speakerIds = new Map<string, string>();
+  /** The diarized speaker of the final transcripts since the last user item (1.9 sends them without an itemId). */
+  private pendingSpeaker: string | undefined;
 
   private constructor(
     private readonly opts: MemgateLiveKitOptions,
@@ -131,8 +133,10 @@ export class MemgateMemory {
     if (this.attached) throw new Error('MemgateMemory is already attached to a session');
     this.attached = session;
     session.on(AgentSessionEventTypes.UserInputTranscribed, (ev) => {
-      // Diarization: the final transcript names the speaker of the item it becomes.
-      if (ev.isFinal && ev.speakerId && ev.itemId) this.speakerIds.set(ev.itemId, ev.speakerId);
+      // Diarization: a final transcript names the speaker of the user item it becomes.
+      if (!ev.isFinal || !ev.speakerId) return;
+      if (ev.itemId) this.speakerIds.set(ev.itemId, ev.speakerId);
+      else this.pendingSpeaker = ev.speakerId;
     });
     session.on(AgentSessionEventTypes.ConversationItemAdded, (ev) => this.onItem(ev.item));
     session.on(AgentSessionEventTypes.Close, () => void this.end());
@@ -149,8 +153,12 @@ export class MemgateMemory {
     const role = item.role === 'user' ? 'user' : item.role === 'assistant' ? 'agent' : null;
     const text = item.textContent?.trim();
     if (!role || !text) return;
-    const speaker = role === 'user' ? (this.speakerIds.get(item.id) ?? this.opts.speakers?.user) : this.opts.speakers?.agent;
-    this.speakerIds.delete(item.id);
+    let speaker = this.opts.speakers?.agent;
+    if (role === 'user') {
+      speaker = this.speakerIds.get(item.id) ?? this.pendingSpeaker ?? this.opts.speakers?.user;
+      this.speakerIds.delete(item.id);
+      this.pendingSpeaker = undefined;
+    }
     this.call.append({
       role,
       text,
