@@ -122,8 +122,10 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
       const sessionId = params[0]!;
       const scope = await sessionScopeOf(ctx, tenantId, sessionId, true);
       const ack = await service.appendTurn(scope, sessionId, input);
-      ctx.metrics.append.observe(performance.now() - t0);
-      if (!ack.duplicate) ctx.outbox.push(scopeEvent('turn.appended', scope, sessionId, { turnId: ack.turnId, seq: ack.seq }));
+      const ackMs = performance.now() - t0;
+      ctx.metrics.append.observe(ackMs);
+      const data = ack.duplicate ? { turnId: ack.turnId, seq: ack.seq } : { turnId: ack.turnId, seq: ack.seq, ackMs: Math.round(ackMs * 1000) / 1000 };
+      ctx.outbox.push(scopeEvent(ack.duplicate ? 'turn.duplicate' : 'turn.appended', scope, sessionId, data));
       return ack;
     }),
   );

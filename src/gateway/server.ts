@@ -61,7 +61,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
     metrics,
     inflight: new InFlight(),
     outbox: new EventOutbox(runtime.ports.events, logger),
-    relay: new EventRelay(app, runtime.ports.events, metrics, logger),
+    relay: new EventRelay(runtime.ports.events, metrics, logger, Math.max(16 * 1024, Math.floor(config.server.maxBackpressureBytes / 4))),
     auth,
     limits: {
       maxTurnBytes: config.server.maxTurnBytes,
