@@ -218,13 +218,14 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
   const startedAt = Date.now();
   app.get(
     '/v1/health',
-    jsonRoute(ctx, { params: 0, body: false }, async () => {
+    jsonRoute(ctx, { params: 0, body: false }, async ({ tenantId }) => {
       const { config } = ctx.runtime;
       const timeout = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<null>((r) => setTimeout(r, ms, null))]).catch(() => null);
       const [depth, servers] = await Promise.all([timeout(ctx.runtime.ports.bus.depth(), 1000), ctx.runtime.reachability ? timeout(ctx.runtime.reachability(), 1500) : Promise.resolve([])]);
       const mem = process.memoryUsage();
       return {
         status: ctx.draining ? 'draining' : 'ok',
+        tenantId,
         profile: config.profile,
         adapters: config.adapters,
         servers: servers ?? [],
