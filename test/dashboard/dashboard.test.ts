@@ -150,6 +150,8 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     const tip = await page.textContent('#timeline-tip');
     expect(tip).toContain('recordedAt');
     expect(tip).toContain('c2-1');
+    await page.screenshot({ path: join(SHOTS, 'memory-hover.png'), fullPage: true });
+    await page.mouse.move(5, 5);
     await page.screenshot({ path: join(SHOTS, 'memory.png'), fullPage: true });
 
     // Search playground.
