@@ -163,6 +163,18 @@ function preview(b: Buffer): string {
     .replace(/[^\x20-\x7e]/g, '.');
 }
 
+/** Each server the configuration uses, probed now (`/v1/health`): host and port only, never credentials. */
+export async function reachability(config: Config, timeoutMs = 1_000): Promise<Array<{ server: string; address: string; ok: boolean; problem: string | null; ms: number }>> {
+  const targets = serversOf(config);
+  return Promise.all(
+    targets.map(async (t) => {
+      const t0 = performance.now();
+      const problem = await reach(t, timeoutMs);
+      return { server: t.name, address: `${t.host}:${t.port}`, ok: problem === null, problem, ms: Math.round((performance.now() - t0) * 10) / 10 };
+    }),
+  );
+}
+
 /** Throw `unavailable` naming every unreachable server (one per line) within `timeoutMs`. */
 export async function probeServers(config: Config, timeoutMs = 3_000): Promise<void> {
   const targets = serversOf(config);

@@ -1,4 +1,4 @@
-import { probeServers } from './probe-servers.ts';
+import { probeServers, reachability } from './probe-servers.ts';
 import { startDeadLetterSweeper } from '../workers/dead-letter-sweeper.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
@@ -26,6 +26,8 @@ export interface Runtime {
   workersReady(): Promise<void>;
   /** Counters of the extraction thread, or null while extraction runs on this thread (tests, diagnostics). */
   extractionThread(): ThreadLaneStats | null;
+  /** Probe the servers the configuration uses (none on the embedded default). */
+  reachability(): ReturnType<typeof reachability>;
   /** Stop workers (waiting for in-flight jobs), then close every port. */
   close(): Promise<void>;
 }
@@ -86,6 +88,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     extractionThread() {
       return lanes[0]?.stats() ?? null;
     },
+    reachability: () => reachability(config),
     async close() {
       // Consumers stop taking jobs at once; their in-flight jobs settle when the lanes have let them
       // commit (or, past the lanes' stop timeout, been terminated: those turns stay buffered).

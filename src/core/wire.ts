@@ -34,6 +34,7 @@ export interface SearchReply {
 
 export type MemgateEventType =
   | 'turn.appended'
+  | 'turn.duplicate'
   | 'extraction.started'
   | 'extraction.finished'
   | 'extraction.failed'

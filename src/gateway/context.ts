@@ -5,6 +5,7 @@ import type { JobBus } from '../ports/job-bus.ts';
 import type { MemoryApi } from '../service/api.ts';
 import type { Authenticator } from './auth.ts';
 import type { EventOutbox, EventRelay } from './events.ts';
+import type { LiveState } from './live-state.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { InFlight } from './shutdown.ts';
 
@@ -17,6 +18,8 @@ export interface GatewayRuntime {
   readonly service: MemoryApi;
   readonly ports: { readonly events: EventBus; readonly bus: Pick<JobBus, 'depth'> };
   readonly logger: Logger;
+  /** Probe the configured servers (`/v1/health`); absent: nothing to probe. */
+  reachability?(): Promise<Array<{ server: string; address: string; ok: boolean; problem: string | null; ms: number }>>;
 }
 
 /** Limits read once from `config.server`. */
@@ -36,6 +39,8 @@ export interface GatewayContext {
   readonly inflight: InFlight;
   readonly outbox: EventOutbox;
   readonly relay: EventRelay;
+  /** Live calls and the extraction lane per tenant, from the events (dashboard routes). */
+  readonly live: LiveState;
   readonly auth: Authenticator;
   readonly limits: GatewayLimits;
   /** Set once shutdown begins: new requests get `unavailable`. */

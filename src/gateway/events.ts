@@ -1,4 +1,3 @@
-import type { TemplatedApp } from 'uWebSockets.js';
 import { badRequest } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { EventBus, MemgateEvent } from '../ports/event-bus.ts';
@@ -7,13 +6,19 @@ import type { GatewayMetrics } from './metrics.ts';
 
 /**
  * Live events for dashboards. Every event on the EventBus (workers' and
- * gateways', this process's or others') is relayed to uWS pub/sub topics.
- * Client topics (`events`, `agent/<agentId>`, `user/<agentId>/<userId>`) are
- * mapped to internal names that start with the encoding and the JSON-quoted
- * tenant, so no topic string a client can send reaches another tenant.
+ * gateways', this process's or others') is sent to the WebSockets subscribed to
+ * one of its client topics (`events`, `agent/<agentId>`,
+ * `user/<agentId>/<userId>`). Topics are keyed by the JSON-quoted tenant, so no
+ * topic string a client can send reaches another tenant.
+ *
+ * Each subscription numbers its events (`seq`, 1, 2, ...). The relay sends per
+ * socket rather than through uWS publish, because publish cannot tell which
+ * socket dropped a frame: a subscriber whose send buffer is over the event
+ * budget skips events (their seq is used up), and before its next event it gets
+ * `{op:"dropped", topic, count, fromSeq, toSeq}`, so a gap is never silent.
  */
 
-/** A client topic name, resolved to the internal uWS topic this connection subscribes to. */
+/** A client topic name, resolved to the internal key of that tenant's topic (the encoding only when `binary` matters). */
 export function internalTopic(tenantId: string, topic: string, binary: boolean): string {
   const prefix = (binary ? 'm' : 'j') + JSON.stringify(tenantId);
   if (topic === 'events') return prefix + 'e';
@@ -26,16 +31,44 @@ export function internalTopic(tenantId: string, topic: string, binary: boolean):
   throw badRequest(`unknown topic "${topic}": use events, agent/<agentId> or user/<agentId>/<userId>`);
 }
 
-/** Relays EventBus events to subscribed WebSockets, encoding each event once per encoding in use. */
-export class EventRelay {
-  private readonly subscribersByTenant = new Map<string, number>();
-  private unsubscribe: (() => void) | null = null;
+/** What the relay needs of a WebSocket (uWS's `send` status: 1 sent, 0 buffered under backpressure, 2 dropped). */
+export interface EventSocket {
+  send(message: string | Uint8Array, isBinary: boolean): number;
+  getBufferedAmount(): number;
+}
 
+/** One topic of one connection. */
+export interface Subscription {
+  readonly ws: EventSocket;
+  readonly topic: string;
+  readonly key: string;
+  /** Encoding of the subscribe request: events follow it. */
+  binary: boolean;
+  /** seq of the last event of this subscription (delivered or dropped). */
+  seq: number;
+  /** Events skipped since the last delivered one (announced by a `dropped` notice). */
+  dropped: number;
+}
+
+/** A connection's subscriptions by client topic. */
+export type Subscriptions = Map<string, Subscription>;
+
+/** Sends EventBus events to subscribed WebSockets with per-subscription seq numbers and drop notices. */
+export class EventRelay {
+  private readonly byKey = new Map<string, Set<Subscription>>();
+  private unsubscribe: (() => void) | null = null;
+  private readonly listeners: ((event: MemgateEvent) => void)[] = [];
+
+  /**
+   * @param eventBufferBytes a subscriber whose socket holds more unsent bytes than this skips
+   *   events until it drains (kept well under the reply backpressure limit, so events never
+   *   make a call's own replies wait or get refused).
+   */
   constructor(
-    private readonly app: TemplatedApp,
     private readonly bus: EventBus,
     private readonly metrics: GatewayMetrics,
     private readonly logger: Logger,
+    private readonly eventBufferBytes: number,
   ) {}
 
   start(): void {
@@ -45,6 +78,13 @@ export class EventRelay {
       } catch (err) {
         this.logger.warn('event relay failed', { err, type: event.type });
       }
+      for (const l of this.listeners) {
+        try {
+          l(event);
+        } catch (err) {
+          this.logger.warn('event listener failed', { err, type: event.type });
+        }
+      }
     });
   }
 
@@ -53,35 +93,118 @@ export class EventRelay {
     this.unsubscribe = null;
   }
 
-  /** A connection of the tenant subscribed to its first topic (lets events of quiet tenants skip encoding). */
-  addSubscriber(tenantId: string): void {
-    this.subscribersByTenant.set(tenantId, (this.subscribersByTenant.get(tenantId) ?? 0) + 1);
+  /** Also hand every bus event to `fn` (the gateway's live state), after relaying it. */
+  onEvent(fn: (event: MemgateEvent) => void): void {
+    this.listeners.push(fn);
   }
 
-  /** That connection closed. */
-  removeSubscriber(tenantId: string): void {
-    const n = (this.subscribersByTenant.get(tenantId) ?? 1) - 1;
-    if (n <= 0) this.subscribersByTenant.delete(tenantId);
-    else this.subscribersByTenant.set(tenantId, n);
+  /** Subscribe a connection to client topics (all resolved first, so a bad one subscribes none). Returns the topics. */
+  subscribe(ws: EventSocket, subs: Subscriptions, tenantId: string, topics: readonly string[], binary: boolean): void {
+    const keys = topics.map((t) => internalTopic(tenantId, t, false));
+    topics.forEach((topic, i) => {
+      const existing = subs.get(topic);
+      if (existing) {
+        existing.binary = binary;
+        return;
+      }
+      const sub: Subscription = { ws, topic, key: keys[i]!, binary, seq: 0, dropped: 0 };
+      subs.set(topic, sub);
+      let set = this.byKey.get(sub.key);
+      if (!set) this.byKey.set(sub.key, (set = new Set()));
+      set.add(sub);
+    });
   }
 
-  private relay(event: MemgateEvent): void {
+  /** Drop a connection's subscriptions to `topics` (validated; unknown ones are ignored). */
+  unsubscribeTopics(subs: Subscriptions, tenantId: string, topics: readonly string[]): void {
+    for (const t of topics) internalTopic(tenantId, t, false);
+    for (const t of topics) {
+      const sub = subs.get(t);
+      if (sub) this.remove(subs, sub);
+    }
+  }
+
+  /** The connection closed: forget all its subscriptions. */
+  removeAll(subs: Subscriptions): void {
+    for (const sub of [...subs.values()]) this.remove(subs, sub);
+  }
+
+  /** The socket drained: announce pending gaps now rather than at the next event. */
+  drained(subs: Subscriptions): void {
+    for (const sub of subs.values()) if (sub.dropped > 0 && sub.ws.getBufferedAmount() <= this.eventBufferBytes) this.notice(sub, sub.seq);
+  }
+
+  /** Number of subscriptions (tests, metrics). */
+  get size(): number {
+    let n = 0;
+    for (const s of this.byKey.values()) n += s.size;
+    return n;
+  }
+
+  private remove(subs: Subscriptions, sub: Subscription): void {
+    subs.delete(sub.topic);
+    const set = this.byKey.get(sub.key);
+    if (!set) return;
+    set.delete(sub);
+    if (set.size === 0) this.byKey.delete(sub.key);
+  }
+
+  /** Relay one event (exposed for tests). */
+  relay(event: MemgateEvent): void {
     if (event.type === 'extraction.finished' && typeof event.data['durationMs'] === 'number') this.metrics.extraction.observe(event.data['durationMs']);
     if (event.type === 'extraction.failed') this.metrics.extractionFailures.inc();
     if (event.type === 'turn.quarantined') this.metrics.quarantined.inc();
-    if (!this.subscribersByTenant.has(event.tenantId)) return;
-    const clientTopics = ['events', `agent/${event.agentId}`, `user/${event.agentId}/${event.userId}`];
+    if (this.byKey.size === 0) return;
+    let json: string | null = null;
     let sent = false;
-    for (const binary of [false, true]) {
-      for (const topic of clientTopics) {
-        const internal = internalTopic(event.tenantId, topic, binary);
-        if (this.app.numSubscribers(internal) === 0) continue;
-        // `topic` tells a socket on several matching topics which subscription delivered it.
-        this.app.publish(internal, encodeFrame({ op: 'event', topic, event }, binary), binary);
-        sent = true;
+    for (const topic of ['events', `agent/${event.agentId}`, `user/${event.agentId}/${event.userId}`]) {
+      const set = this.byKey.get(internalTopic(event.tenantId, topic, false));
+      if (!set) continue;
+      const topicJson = JSON.stringify(topic);
+      for (const sub of set) {
+        const seq = ++sub.seq;
+        if (sub.ws.getBufferedAmount() > this.eventBufferBytes) {
+          this.drop(sub);
+          continue;
+        }
+        if (sub.dropped > 0 && !this.notice(sub, seq - 1)) {
+          this.drop(sub);
+          continue;
+        }
+        let frame: string | Uint8Array;
+        if (sub.binary) frame = encodeFrame({ op: 'event', topic, seq, event }, true);
+        else {
+          // Serialised once per event; the per-subscription fields are spliced around it.
+          json ??= JSON.stringify(event);
+          frame = `{"op":"event","topic":${topicJson},"seq":${seq},"event":${json}}`;
+        }
+        if (this.sendTo(sub, frame)) sent = true;
+        else this.drop(sub);
       }
     }
     if (sent) this.metrics.events.inc(event.type);
+  }
+
+  private drop(sub: Subscription): void {
+    sub.dropped++;
+    this.metrics.eventsDropped.inc();
+  }
+
+  /** `{op:"dropped", topic, count, fromSeq, toSeq}` for the skipped events up to `toSeq`; true when it went out. */
+  private notice(sub: Subscription, toSeq: number): boolean {
+    const frame = { op: 'dropped', topic: sub.topic, count: sub.dropped, fromSeq: toSeq - sub.dropped + 1, toSeq };
+    if (!this.sendTo(sub, encodeFrame(frame, sub.binary))) return false;
+    sub.dropped = 0;
+    return true;
+  }
+
+  private sendTo(sub: Subscription, frame: string | Uint8Array): boolean {
+    try {
+      return sub.ws.send(frame, sub.binary) !== 2;
+    } catch {
+      // Closed meanwhile: its close handler removes the subscription.
+      return false;
+    }
   }
 }
 

@@ -7,6 +7,8 @@ import { encodeContextReply } from './codec.ts';
 import { RawJson, authorize, beginCall, pathParams, readJson, reply, replyError, replyJson } from './http-io.ts';
 import { METRICS_CONTENT_TYPE } from './metrics.ts';
 import { handleVapi } from './vapi-route.ts';
+import { serveDashboard } from './dashboard-assets.ts';
+import { estimateTokens } from '../core/tokens.ts';
 
 /** What a route handler gets: the caller's tenant, decoded path parameters, named query values, the JSON body. */
 interface RouteInput {
@@ -122,8 +124,10 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
       const sessionId = params[0]!;
       const scope = await sessionScopeOf(ctx, tenantId, sessionId, true);
       const ack = await service.appendTurn(scope, sessionId, input);
-      ctx.metrics.append.observe(performance.now() - t0);
-      if (!ack.duplicate) ctx.outbox.push(scopeEvent('turn.appended', scope, sessionId, { turnId: ack.turnId, seq: ack.seq }));
+      const ackMs = performance.now() - t0;
+      ctx.metrics.append.observe(ackMs);
+      const data = ack.duplicate ? { turnId: ack.turnId, seq: ack.seq } : { turnId: ack.turnId, seq: ack.seq, ackMs: Math.round(ackMs * 1000) / 1000 };
+      ctx.outbox.push(scopeEvent(ack.duplicate ? 'turn.duplicate' : 'turn.appended', scope, sessionId, data));
       return ack;
     }),
   );
@@ -194,6 +198,76 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
     '/v1/integrations/vapi',
     jsonRoute(ctx, { params: 0, body: true, query: ['agentId', 'assistantId'], keyHeader: 'x-vapi-secret' }, ({ tenantId, query, body }) => handleVapi(service, tenantId, query, body)),
   );
+
+  // --- Dashboard reads (docs/protocol.md "Dashboard routes"): tenant-scoped, read-only, off the call path.
+
+  app.get(
+    '/v1/calls',
+    jsonRoute(ctx, { params: 0, body: false }, async ({ tenantId }) => ctx.live.calls(tenantId)),
+  );
+
+  app.get(
+    '/v1/extraction',
+    jsonRoute(ctx, { params: 0, body: false, query: ['minutes'] }, async ({ tenantId, query }) => {
+      const minutes = query['minutes'] ? Number(query['minutes']) : 10;
+      if (!Number.isFinite(minutes) || minutes <= 0 || minutes > 24 * 60) throw badRequest('minutes must be a number from 1 to 1440');
+      return ctx.live.extraction(tenantId, minutes * 60_000);
+    }),
+  );
+
+  const startedAt = Date.now();
+  app.get(
+    '/v1/health',
+    jsonRoute(ctx, { params: 0, body: false }, async ({ tenantId }) => {
+      const { config } = ctx.runtime;
+      const timeout = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<null>((r) => setTimeout(r, ms, null))]).catch(() => null);
+      const [depth, servers] = await Promise.all([timeout(ctx.runtime.ports.bus.depth(), 1000), ctx.runtime.reachability ? timeout(ctx.runtime.reachability(), 1500) : Promise.resolve([])]);
+      const mem = process.memoryUsage();
+      return {
+        status: ctx.draining ? 'draining' : 'ok',
+        tenantId,
+        profile: config.profile,
+        adapters: config.adapters,
+        servers: servers ?? [],
+        extractionQueueReachable: depth !== null,
+        uptimeS: Math.round((Date.now() - startedAt) / 1000),
+        processUptimeS: Math.round(process.uptime()),
+        memory: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, heapTotalBytes: mem.heapTotal, externalBytes: mem.external },
+        connections: ctx.metrics.connections,
+        node: process.version,
+        pid: process.pid,
+      };
+    }),
+  );
+
+  app.get(
+    '/v1/sessions/:sessionId/turns',
+    jsonRoute(ctx, { params: 1, body: false, query: ['afterSeq', 'limit'] }, async ({ tenantId, params, query }) => {
+      const sessionId = params[0]!;
+      const afterSeq = query['afterSeq'] ? Number(query['afterSeq']) : 0;
+      const limit = query['limit'] ? Number(query['limit']) : 500;
+      if (!Number.isInteger(afterSeq) || afterSeq < 0) throw badRequest('afterSeq must be a non-negative integer');
+      if (!Number.isInteger(limit) || limit < 1 || limit > 5000) throw badRequest('limit must be an integer from 1 to 5000');
+      const scope = await sessionScopeOf(ctx, tenantId, sessionId);
+      const turns = (await service.bufferedTurns(scope)).filter((t) => t.sessionId === sessionId && t.seq > afterSeq).slice(0, limit);
+      return { sessionId, agentId: scope.agentId, userId: scope.userId, turns };
+    }),
+  );
+
+  app.get(
+    '/v1/agents/:agentId/users/:userId/context',
+    jsonRoute(ctx, { params: 2, body: false }, async ({ tenantId, params }) => {
+      const context = await service.readContext(userScope(tenantId, params));
+      return { ...context, contextTokens: estimateTokens(context.contextBlock) };
+    }),
+  );
+
+  const dashboard = (res: HttpResponse, req: HttpRequest) => {
+    const url = req.getUrl();
+    if (!serveDashboard(ctx, res, url)) replyError(ctx, beginCall(res), new MemgateError('not_found', `no dashboard file ${url}`));
+  };
+  app.get('/dashboard', dashboard);
+  app.get('/dashboard/*', dashboard);
 
   app.any('/*', (res, req) => {
     const call = beginCall(res);

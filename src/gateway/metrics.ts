@@ -97,6 +97,7 @@ export class GatewayMetrics {
   readonly extraction = new Histogram('memgate_extraction_duration_seconds', 'Extraction runs (from extraction.finished events).', EXTRACTION_MS);
   readonly errors = new Counter('memgate_errors_total', 'Error replies by code.', 'code');
   readonly events = new Counter('memgate_events_total', 'Live events relayed to subscribers, by type.', 'type');
+  readonly eventsDropped = new Counter('memgate_events_dropped_total', 'Live events skipped for subscribers over their send budget (each gap is announced to the subscriber).');
   readonly extractionFailures = new Counter('memgate_extraction_failures_total', 'extraction.failed events.');
   readonly quarantined = new Counter('memgate_turns_quarantined_total', 'Stored turns extraction set aside as unprocessable (turn.quarantined events).');
   readonly backpressure = new Counter('memgate_ws_backpressure_total', 'Sends that found a connection over its backpressure limit.');
@@ -115,6 +116,7 @@ export class GatewayMetrics {
       this.extraction.render(),
       this.errors.render(),
       this.events.render(),
+      this.eventsDropped.render(),
       this.extractionFailures.render(),
       this.quarantined.render(),
       this.backpressure.render(),

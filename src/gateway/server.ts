@@ -4,6 +4,7 @@ import { createAuthenticator } from './auth.ts';
 import type { GatewayContext, GatewayRuntime } from './context.ts';
 import { EventOutbox, EventRelay } from './events.ts';
 import { registerHttpRoutes } from './http-routes.ts';
+import { LiveState } from './live-state.ts';
 import { startHealthListener, type HealthListener } from './health-listener.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { InFlight } from './shutdown.ts';
@@ -61,7 +62,8 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
     metrics,
     inflight: new InFlight(),
     outbox: new EventOutbox(runtime.ports.events, logger),
-    relay: new EventRelay(app, runtime.ports.events, metrics, logger),
+    relay: new EventRelay(runtime.ports.events, metrics, logger, Math.max(16 * 1024, Math.floor(config.server.maxBackpressureBytes / 4))),
+    live: new LiveState(config.worker.maxDeliver),
     auth,
     limits: {
       maxTurnBytes: config.server.maxTurnBytes,
@@ -72,6 +74,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
     },
     draining: false,
   };
+  ctx.relay.onEvent((e) => ctx.live.onEvent(e));
   const sockets = new Set<Socket>();
   app.ws('/v1/ws', wsBehavior(ctx, sockets));
   registerHttpRoutes(app, ctx);

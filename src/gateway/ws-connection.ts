@@ -3,6 +3,7 @@ import type { Scope } from '../core/types.ts';
 import { encodeFrame } from './codec.ts';
 import type { GatewayContext } from './context.ts';
 import { toEdgeError, wireCode } from './error-map.ts';
+import type { Subscriptions } from './events.ts';
 import type { RequestId } from './frames.ts';
 
 /** Per-connection state: one connection carries one call (docs/protocol.md). */
@@ -21,7 +22,8 @@ export interface Connection {
   barrier: Promise<void> | null;
   /** A send found backpressure: check the buffered amount until it drains. */
   congested: boolean;
-  subscribed: boolean;
+  /** Live-event subscriptions by client topic (docs/protocol.md, Live events). */
+  readonly subs: Subscriptions;
 }
 
 /** A WebSocket carrying a Connection. */
@@ -61,5 +63,5 @@ export function afterBarrier(ctx: GatewayContext, c: Connection, task: () => voi
 
 /** Fresh state for an authenticated upgrade. */
 export function newConnection(tenantId: string): Connection {
-  return { tenantId, scope: null, sessionId: null, seq: 0, binary: false, closed: false, barrier: null, congested: false, subscribed: false };
+  return { tenantId, scope: null, sessionId: null, seq: 0, binary: false, closed: false, barrier: null, congested: false, subs: new Map() };
 }

@@ -3,7 +3,6 @@ import type { Scope, TurnInput } from '../core/types.ts';
 import type { AckReply } from '../service/api.ts';
 import { encodeAck, encodeContextReply, encodeFrame, type Frame } from './codec.ts';
 import { scopeEvent, type GatewayContext } from './context.ts';
-import { internalTopic } from './events.ts';
 import { parseSearch, parseStart, parseTopics, parseTurn, type RequestId } from './frames.ts';
 import { afterBarrier, send, sendError, type Connection, type Socket } from './ws-connection.ts';
 
@@ -67,11 +66,12 @@ function ack(ctx: GatewayContext, ws: Socket, c: Connection, r: AckReply, id: Re
     return sendError(ctx, ws, c, isBinary, id, err);
   }
   send(ctx, ws, c, frame, isBinary);
-  ctx.metrics.append.observe(performance.now() - t0);
-  if (r.duplicate) return;
-  c.seq = r.seq;
+  const ackMs = performance.now() - t0;
+  ctx.metrics.append.observe(ackMs);
   // After the ack: the turn is durable whether or not the socket is still there, so dashboards hear of it either way.
-  ctx.outbox.push(scopeEvent('turn.appended', scope, sessionId, { turnId: r.turnId, seq: r.seq }));
+  if (r.duplicate) return ctx.outbox.push(scopeEvent('turn.duplicate', scope, sessionId, { turnId: r.turnId, seq: r.seq }));
+  c.seq = r.seq;
+  ctx.outbox.push(scopeEvent('turn.appended', scope, sessionId, { turnId: r.turnId, seq: r.seq, ackMs: Math.round(ackMs * 1000) / 1000 }));
 }
 
 /**
@@ -165,29 +165,22 @@ export function handleEnd(ctx: GatewayContext, ws: Socket, c: Connection, id: Re
   );
 }
 
-/** `{op:"subscribe", topics}` → `{op:"subscribed", id, topics}`; events arrive in this request's encoding. */
+/** `{op:"subscribe", topics}` → `{op:"subscribed", id, topics}`; events arrive in this request's encoding, numbered per topic. */
 export function handleSubscribe(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
   try {
     const topics = parseTopics(frame);
-    // Resolve every topic first, so a bad one subscribes none.
-    const internal = topics.map((t) => internalTopic(c.tenantId, t, isBinary));
-    for (const t of internal) ws.subscribe(t);
-    if (!c.subscribed) {
-      c.subscribed = true;
-      ctx.relay.addSubscriber(c.tenantId);
-    }
+    ctx.relay.subscribe(ws, c.subs, c.tenantId, topics, isBinary);
     send(ctx, ws, c, encodeFrame({ op: 'subscribed', id, topics }, isBinary), isBinary);
   } catch (err) {
     sendError(ctx, ws, c, isBinary, id, err);
   }
 }
 
-/** `{op:"unsubscribe", topics}` → `{op:"unsubscribed", id, topics}` (both encodings' subscriptions are dropped). */
+/** `{op:"unsubscribe", topics}` → `{op:"unsubscribed", id, topics}`. */
 export function handleUnsubscribe(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
   try {
     const topics = parseTopics(frame);
-    const internal = topics.flatMap((t) => [internalTopic(c.tenantId, t, false), internalTopic(c.tenantId, t, true)]);
-    for (const t of internal) ws.unsubscribe(t);
+    ctx.relay.unsubscribeTopics(c.subs, c.tenantId, topics);
     send(ctx, ws, c, encodeFrame({ op: 'unsubscribed', id, topics }, isBinary), isBinary);
   } catch (err) {
     sendError(ctx, ws, c, isBinary, id, err);

@@ -45,6 +45,7 @@ export function wsBehavior(ctx: GatewayContext, sockets: Set<Socket>): WebSocket
     drain: (ws) => {
       const c = ws.getUserData();
       if (ws.getBufferedAmount() < limits.maxBackpressureBytes / 2) c.congested = false;
+      if (c.subs.size > 0) ctx.relay.drained(c.subs);
     },
     close: (ws, code) => {
       const c = ws.getUserData();
@@ -53,7 +54,7 @@ export function wsBehavior(ctx: GatewayContext, sockets: Set<Socket>): WebSocket
       sockets.delete(ws);
       metrics.connections--;
       if (c.scope) metrics.activeCalls--;
-      if (c.subscribed) ctx.relay.removeSubscriber(c.tenantId);
+      if (c.subs.size > 0) ctx.relay.removeAll(c.subs);
     },
   };
 }

@@ -2,6 +2,7 @@ import type { ExtractionSchema } from '../core/schema.ts';
 import type { EncodedContext, QuarantinedTurn, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
 import type { MaybePromise, SessionRecord } from '../ports/turn-buffer.ts';
 import type { ExtractionReport } from '../pipeline/extraction-report.ts';
+import type { ContextFields } from '../memory/encoded-context.ts';
 import type { AckReply, ContextReply, SearchReply } from '../core/wire.ts';
 
 export type { AckReply, ContextReply, SearchReply };
@@ -34,6 +35,8 @@ export interface MemoryApi {
   startSession(scope: Scope, sessionId?: string): Promise<ContextReply>;
   /** Session start with the context left as the cache stores it, for replies that splice its bytes. */
   startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart>;
+  /** The context a session start would return now, without opening a session (read-only; dashboards). */
+  readContext(scope: Scope): Promise<ContextFields>;
   /** Turn append: validate, durable write, ack; may publish an extraction job. Sync when the buffer is. */
   appendTurn(scope: Scope, sessionId: string, input: TurnInput): MaybePromise<AckReply>;
   /** The session (its scope, whether it ended), for routes that carry only a session id; null when unknown. */

@@ -14,7 +14,7 @@ import type { SessionRecord } from '../ports/turn-buffer.ts';
 import type { AppendOutcome } from '../ports/turn-buffer.ts';
 import { activeEntities, isExpired } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
-import { contextFields, encodeContext, packEncoded, unpackContext } from '../memory/encoded-context.ts';
+import { contextFields, encodeContext, packEncoded, unpackContext, type ContextFields } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
 import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, TimelineEntity } from './api.ts';
@@ -63,18 +63,25 @@ export class MemoryService implements MemoryApi {
     const t0 = performance.now();
     const id = sessionId ?? newId('s_');
     const now = this.clock.now();
-    const [, bytes] = await Promise.all([this.ports.buffer.openSession({ sessionId: id, scope, startedAt: now, endedAt: null }), this.ports.cache.get(scope)]);
-    const cached = bytes === null ? null : unpackContext(bytes);
-    let context: EncodedContext;
-    if (cached && (cached.expiresAt === null || cached.expiresAt > now)) context = cached;
-    else {
-      // Miss (or an ephemeral fact expired): one document read refills the cache.
-      const [doc, buffered] = await Promise.all([this.ports.documents.getHot(scope), this.ports.buffer.list(scope)]);
-      const built = buildSessionContext(doc, { now, contextWindowTurns: this.config.memory.contextWindowTurns, bufferedTurns: buffered });
-      context = encodeContext(built);
-      await this.ports.cache.set(scope, packEncoded(context));
-    }
+    const [, context] = await Promise.all([this.ports.buffer.openSession({ sessionId: id, scope, startedAt: now, endedAt: null }), this.contextOf(scope, now)]);
     return { sessionId: id, context, tookMs: round(performance.now() - t0) };
+  }
+
+  /** The context a session start would hand the agent now, without starting one (dashboards). */
+  async readContext(scope: Scope): Promise<ContextFields> {
+    return contextFields(await this.contextOf(scope, this.clock.now()));
+  }
+
+  private async contextOf(scope: Scope, now: number): Promise<EncodedContext> {
+    const bytes = await this.ports.cache.get(scope);
+    const cached = bytes === null ? null : unpackContext(bytes);
+    if (cached && (cached.expiresAt === null || cached.expiresAt > now)) return cached;
+    // Miss (or an ephemeral fact expired): one document read refills the cache.
+    const [doc, buffered] = await Promise.all([this.ports.documents.getHot(scope), this.ports.buffer.list(scope)]);
+    const built = buildSessionContext(doc, { now, contextWindowTurns: this.config.memory.contextWindowTurns, bufferedTurns: buffered });
+    const context = encodeContext(built);
+    await this.ports.cache.set(scope, packEncoded(context));
+    return context;
   }
 
   appendTurn(scope: Scope, sessionId: string, input: TurnInput): AckReply | Promise<AckReply> {

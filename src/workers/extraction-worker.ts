@@ -27,7 +27,14 @@ export function startExtractionWorker(deps: ExtractionDeps, options: WorkerOptio
       const e = toMemgateError(err);
       const { tenantId, agentId, userId } = job.scope;
       logger.warn('extraction failed', { err: e, attempt: ctl.attempt, retryable: e.retryable, tenantId, agentId, userId });
-      ports.events.publish({ type: 'extraction.failed', tenantId, agentId, userId, at: Date.now(), data: { code: e.code, attempt: ctl.attempt, retryable: e.retryable } });
+      ports.events.publish({
+        type: 'extraction.failed',
+        tenantId,
+        agentId,
+        userId,
+        at: Date.now(),
+        data: { code: e.code, attempt: ctl.attempt, retryable: e.retryable, message: e.message.slice(0, 300) },
+      });
       throw e;
     }
   }, options);

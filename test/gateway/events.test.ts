@@ -27,7 +27,10 @@ describe('live events', () => {
 
     await caller.request({ op: 'append', role: 'user', text: 'My name is Lena Park and I live in Seoul.', turnId: 'ev-1' });
     const appended = await dash.waitFor(eventOf('turn.appended'));
-    expect(appended).toMatchObject({ topic: `user/${agentId}/${userId}`, event: { tenantId: 'default', agentId, userId, data: { turnId: 'ev-1', seq: 1 } } });
+    // Numbered per subscription: session.started was 1 on this topic.
+    expect(appended).toMatchObject({ topic: `user/${agentId}/${userId}`, seq: 2, event: { tenantId: 'default', agentId, userId, data: { turnId: 'ev-1', seq: 1, ackMs: expect.any(Number) } } });
+    await caller.request({ op: 'append', role: 'user', text: 'My name is Lena Park and I live in Seoul.', turnId: 'ev-1' });
+    expect(await dash.waitFor(eventOf('turn.duplicate'))).toMatchObject({ seq: 3, event: { data: { turnId: 'ev-1', seq: 1 } } });
     expect(JSON.stringify(appended)).not.toContain('Seoul');
     // The MessagePack subscriber gets the same event as a binary frame.
     expect(await binDash.waitFor(eventOf('turn.appended', `agent/${agentId}`))).toMatchObject({ _binary: true, event: { data: { turnId: 'ev-1' } } });

@@ -5,6 +5,7 @@ import type { SessionRecord } from '../../../src/ports/turn-buffer.ts';
 import { defaultConfig, type Config } from '../../../src/config/schema.ts';
 import { InProcessEventBus } from '../../../src/adapters/inprocess/event-bus.ts';
 import type { GatewayRuntime } from '../../../src/gateway/context.ts';
+import type { ContextFields } from '../../../src/memory/encoded-context.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchReply } from '../../../src/service/api.ts';
 
 /**
@@ -42,6 +43,10 @@ export class FakeMemoryApi implements MemoryApi {
   async startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart> {
     const { sessionId: id, tookMs, ...fields } = await this.startSession(scope, sessionId);
     return { sessionId: id, tookMs, context: { version: 0, builtAt: 0, expiresAt: null, json: Buffer.from(JSON.stringify(fields)) } };
+  }
+
+  readContext(_scope: Scope): Promise<ContextFields> {
+    return this.later(() => ({ profile: {}, facts: [], possibly: [], recent: [], summaries: [], contextBlock: '', tools: [] }));
   }
 
   appendTurn(scope: Scope, sessionId: string, input: TurnInput): AckReply | Promise<AckReply> {
