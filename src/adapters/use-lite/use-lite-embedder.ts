@@ -15,6 +15,12 @@ export interface UseLiteEmbedderOptions {
    * sentences, and its tokenizer is quadratic in the length of what it is given.
    */
   maxChars?: number;
+  /**
+   * Pieces of one text embedded at most (default 8): the rest of a very long text is left out
+   * (a 20,000-character text costs seconds of CPU otherwise). ACUs and queries are sentences;
+   * the keyword leg of a search still sees the whole text.
+   */
+  maxPieces?: number;
 }
 
 interface Pending {
@@ -36,16 +42,20 @@ export class UseLiteEmbedder implements Embedder {
   readonly dimensions = USE_LITE_DIMENSIONS;
   private readonly batchSize: number;
   private readonly maxChars: number;
+  private readonly maxPieces: number;
   private readonly queue: Pending[] = [];
   private draining = false;
 
   constructor(options: UseLiteEmbedderOptions = {}) {
     const batchSize = options.batchSize ?? 64;
     const maxChars = options.maxChars ?? 1000;
+    const maxPieces = options.maxPieces ?? 8;
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new MemgateError('bad_request', `use-lite batchSize must be a positive integer, got ${batchSize}`);
     if (!Number.isInteger(maxChars) || maxChars < 16) throw new MemgateError('bad_request', `use-lite maxChars must be an integer >= 16, got ${maxChars}`);
     this.batchSize = batchSize;
+    if (!Number.isInteger(maxPieces) || maxPieces < 1) throw new MemgateError('bad_request', `use-lite maxPieces must be a positive integer, got ${maxPieces}`);
     this.maxChars = maxChars;
+    this.maxPieces = maxPieces;
   }
 
   /** Load the model now instead of on the first call; resolves to the load time in ms (0 when it was loaded already by this process). */
@@ -59,7 +69,7 @@ export class UseLiteEmbedder implements Embedder {
       const clean = text.normalize('NFKC').trim();
       if (clean === '') return null;
       const from = pieces.length;
-      pieces.push(...splitText(clean, this.maxChars));
+      pieces.push(...splitText(clean, this.maxChars, this.maxPieces));
       return { from, to: pieces.length };
     });
     const vectors = await this.run(pieces);
@@ -124,11 +134,11 @@ export class UseLiteEmbedder implements Embedder {
   }
 }
 
-/** Pieces of at most `maxChars`, cut at the last space before the limit (never inside a surrogate pair). */
-export function splitText(text: string, maxChars: number): string[] {
+/** At most `maxPieces` pieces of at most `maxChars`, cut at the last space before the limit (never inside a surrogate pair). */
+export function splitText(text: string, maxChars: number, maxPieces = Infinity): string[] {
   const out: string[] = [];
   let rest = text;
-  while (rest.length > maxChars) {
+  while (rest.length > maxChars && out.length < maxPieces) {
     let cut = rest.lastIndexOf(' ', maxChars);
     if (cut < maxChars / 2) {
       cut = maxChars;
@@ -139,7 +149,7 @@ export function splitText(text: string, maxChars: number): string[] {
     if (piece) out.push(piece);
     rest = rest.slice(cut).trim();
   }
-  if (rest) out.push(rest);
+  if (rest && out.length < maxPieces) out.push(rest);
   return out;
 }
 
