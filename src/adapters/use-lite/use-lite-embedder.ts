@@ -7,7 +7,10 @@ export const USE_LITE_DIMENSIONS = 512;
 
 /** Tuning of the USE-lite embedder. */
 export interface UseLiteEmbedderOptions {
-  /** Texts per model call (default 64): bigger batches are cheaper per text, up to ~128. */
+  /**
+   * Texts per model call (default 16). One call computes synchronously and holds its thread
+   * for about 7 ms per text here; between calls the thread serves timers and I/O.
+   */
   batchSize?: number;
   /**
    * Longest piece of one text the model sees (default 1,000 characters). A longer text is split
@@ -47,7 +50,7 @@ export class UseLiteEmbedder implements Embedder {
   private draining = false;
 
   constructor(options: UseLiteEmbedderOptions = {}) {
-    const batchSize = options.batchSize ?? 64;
+    const batchSize = options.batchSize ?? 16;
     const maxChars = options.maxChars ?? 1000;
     const maxPieces = options.maxPieces ?? 8;
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new MemgateError('bad_request', `use-lite batchSize must be a positive integer, got ${batchSize}`);
@@ -117,7 +120,11 @@ export class UseLiteEmbedder implements Embedder {
         const all = taken.flatMap((r) => r.pieces);
         try {
           const out: number[][] = [];
-          for (let i = 0; i < all.length; i += this.batchSize) out.push(...(await model.embed(all.slice(i, i + this.batchSize))));
+          for (let i = 0; i < all.length; i += this.batchSize) {
+            // The model computes synchronously: let timers (a lease heartbeat) and I/O run between batches.
+            if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+            out.push(...(await model.embed(all.slice(i, i + this.batchSize))));
+          }
           if (out.length !== all.length) throw new Error(`model returned ${out.length} vectors for ${all.length} texts`);
           let offset = 0;
           for (const r of taken) {
