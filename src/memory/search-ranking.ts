@@ -14,11 +14,32 @@ export function rankTiers(tiers: { facts: SearchResult[]; recent: SearchResult[]
   const results = [...tiers.facts, ...tiers.recent.filter((r) => !r.turnRefs.some((id) => inAcus.has(id))), ...tiers.acus];
   if (state) for (const r of results) markOutdated(r, state);
   if (state && asOf === undefined) keepCurrentAbove(results);
-  return results
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => b.r.score - a.r.score || a.i - b.i)
-    .map((x) => x.r);
+  return joinSameTurns(
+    results
+      .map((r, i) => ({ r, i }))
+      .sort((a, b) => b.r.score - a.r.score || a.i - b.i)
+      .map((x) => x.r),
+  );
 }
+
+/**
+ * ACUs drawn from the same turns read as one result: a lower one whose turns a higher ACU result
+ * already carries (and that is marked the same way) is appended to that result's text instead of
+ * taking a slot of its own. The facts are all still there; the k slots reach more of the
+ * conversation (LoCoMo: 6% of the top-10 slots repeated a turn already shown).
+ */
+function joinSameTurns(results: SearchResult[]): SearchResult[] {
+  const out: SearchResult[] = [];
+  for (const r of results) {
+    const host = isAcu(r) ? out.find((h) => isAcu(h) && sameMark(h, r) && r.turnRefs.every((id) => h.turnRefs.includes(id))) : undefined;
+    if (host) host.text = `${host.text} ${r.text}`;
+    else out.push(r);
+  }
+  return out;
+}
+
+const isAcu = (r: SearchResult): boolean => r.source === 'acu' || r.source === 'hybrid';
+const sameMark = (a: SearchResult, b: SearchResult): boolean => a.outdated?.key === b.outdated?.key;
 
 /** Mark one result (any tier) that states a stale value: a history fact, or a text/turn stating one. */
 export function markOutdated(r: SearchResult, state: FactState): void {
