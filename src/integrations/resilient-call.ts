@@ -37,6 +37,16 @@ const BATCH = 64;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** `p`, or null once `ms` passed (the timer is cleared either way, so it never holds the process open). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p, new Promise<null>((r) => (timer = setTimeout(() => r(null), Math.max(0, ms))))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * One call's memory for a voice framework, built so that memory never holds the
  * agent up: the start is bounded, appends return at once and are delivered from a
@@ -78,9 +88,7 @@ export class ResilientCall {
     let context: ContextReply | null = null;
     const attempt = this.connect((c) => c.start({ agentId: this.opts.agentId, userId: this.opts.userId, sessionId: this.sessionId }).then((ctx) => (context = ctx)));
     const budget = this.opts.startTimeoutMs ?? 1000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const client = await Promise.race([attempt, new Promise<null>((r) => (timer = setTimeout(() => r(null), budget)))]);
-    clearTimeout(timer);
+    const client = await within(attempt, budget);
     if (!client) this.markDegraded(new MemgateError('unavailable', `no context within ${budget} ms`));
     return client ? context : null;
   }
@@ -109,15 +117,11 @@ export class ResilientCall {
       if (!client && !this.closed && !this.ending) void this.connect();
       return null;
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<null>((r) => (timer = setTimeout(() => r(null), opts.deadlineMs + (opts.graceMs ?? 150))));
     try {
-      return await Promise.race([client.search(query, { k: opts.k, deadlineMs: opts.deadlineMs }), late]);
+      return await within(client.search(query, { k: opts.k, deadlineMs: opts.deadlineMs }), opts.deadlineMs + (opts.graceMs ?? 150));
     } catch (err) {
       this.log('warn', 'memgate: memory_search failed', { err: describe(err) });
       return null;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -132,11 +136,14 @@ export class ResilientCall {
     while ((this.queue.length > 0 || this.pumping) && performance.now() < deadline) await sleep(20);
     let ended = false;
     while (!ended && this.queue.length === 0 && performance.now() < deadline) {
-      const client = await this.connect();
+      const client = await within(this.connect(), deadline - performance.now());
       if (client) {
         try {
-          await client.end();
-          ended = true;
+          ended =
+            (await within(
+              client.end().then(() => true),
+              deadline - performance.now(),
+            )) ?? false;
         } catch (err) {
           this.markDegraded(err);
         }

@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentSessionEventTypes, initializeLogger, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MemgateMemory, type IntegrationLogger } from '../../src/integrations/livekit/index.ts';
+import { formatResults, MemgateMemory, type IntegrationLogger } from '../../src/integrations/livekit/index.ts';
 import { startTestServer, uniq, type TestServer } from '../gateway/support/real-server.ts';
 import { http } from '../gateway/support/ws-tester.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
@@ -212,6 +213,29 @@ describe('memgate/livekit when memgate is down', () => {
     }
   }, 40_000);
 
+  it('a memgate that accepts connections but never answers: start gives up within startTimeoutMs, the tool answers within its deadline', async () => {
+    const sockets = new Set<Socket>();
+    const hang = createServer((s) => void sockets.add(s));
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    try {
+      const log = captureLog();
+      const url = `http://127.0.0.1:${(hang.address() as AddressInfo).port}`;
+      const t0 = performance.now();
+      const memory = await MemgateMemory.start({ url, agentId: 'estate', userId: 'hung', logger: log, startTimeoutMs: 300, endTimeoutMs: 100 });
+      expect(performance.now() - t0).toBeLessThan(600);
+      expect(memory.context).toBeNull();
+      expect(log.lines).toEqual([expect.stringMatching(/^warn memgate: memory degraded.*/)]);
+      const t1 = performance.now();
+      const answer = await memory.tools().memory_search.execute({ query: 'budget' }, {} as never);
+      expect(performance.now() - t1).toBeLessThan(100);
+      expect(answer).toMatch(/Memory is unavailable/);
+      await memory.end();
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => hang.close(r));
+    }
+  });
+
   it('the queue is bounded: past maxQueuedTurns the oldest turns are dropped, with a log line', async () => {
     const port = await closedPort();
     const log = captureLog();
@@ -221,5 +245,18 @@ describe('memgate/livekit when memgate is down', () => {
     expect(log.lines.some((l) => /queue full/.test(l))).toBe(true);
     await memory.end();
     expect(log.lines.at(-1)).toMatch(/undelivered turns are lost/);
+  });
+});
+
+describe('formatResults', () => {
+  it('is a few compact lines: confidence, outdated values with the current one, partial replies said so', () => {
+    const r = (text: string, extra: Record<string, unknown> = {}) => ({ text, score: 1, confidence: 'high' as const, source: 'fact' as const, turnRefs: [], validAt: '2026-12-04', ...extra });
+    expect(formatResults({ results: [], tookMs: 1 })).toBe('Nothing in memory about that.');
+    expect(formatResults({ results: [r('budget is ₹80 lakh'), r('budget was ₹50 lakh', { confidence: 'low', outdated: { key: 'budget', now: '₹80 lakh' } })], tookMs: 3 })).toBe(
+      'From memory:\n- budget is ₹80 lakh (high confidence)\n- budget was ₹50 lakh (low confidence; outdated, now: ₹80 lakh)',
+    );
+    const long = formatResults({ results: [r('x'.repeat(1000))], tookMs: 3, partial: true });
+    expect(long.startsWith('Partial memory results')).toBe(true);
+    expect(long.length).toBeLessThan(400);
   });
 });
