@@ -28,6 +28,8 @@ export interface ResilientCallOptions {
   minRetryMs?: number;
   maxRetryMs?: number;
   logger?: IntegrationLogger;
+  /** The context, when memgate answered only after `start()` had given up (once per call). */
+  onLateContext?: (context: ContextReply) => void;
   /** WebSocket implementation (default: the `ws` package). */
   socket?: SocketFactory;
 }
@@ -64,6 +66,9 @@ export class ResilientCall {
   private ending: Promise<void> | null = null;
   private closed = false;
   private dropped = 0;
+  private context: ContextReply | null = null;
+  /** `start()` returned (with or without a context): a context after this is late. */
+  private startReturned = false;
   /** Turns acknowledged by memgate (a duplicate ack counts: the turn is stored). */
   delivered = 0;
   readonly sessionId: string;
@@ -85,12 +90,11 @@ export class ResilientCall {
 
   /** Connect and start the call; the context, or null when memgate did not answer within `startTimeoutMs`. */
   async start(): Promise<ContextReply | null> {
-    let context: ContextReply | null = null;
-    const attempt = this.connect((c) => c.start({ agentId: this.opts.agentId, userId: this.opts.userId, sessionId: this.sessionId }).then((ctx) => (context = ctx)));
     const budget = this.opts.startTimeoutMs ?? 1000;
-    const client = await within(attempt, budget);
+    const client = await within(this.connect(), budget);
+    this.startReturned = true;
     if (!client) this.markDegraded(new MemgateError('unavailable', `no context within ${budget} ms`));
-    return client ? context : null;
+    return client ? this.context : null;
   }
 
   /** Queue a turn for delivery; returns at once. A turn without a turnId gets one now, so retries stay idempotent. */
@@ -157,8 +161,8 @@ export class ResilientCall {
     this.client = null;
   }
 
-  /** The connected client, or null when memgate cannot be reached now. `then` runs on a fresh connection before it is shared. */
-  private connect(then?: (c: MemgateClient) => Promise<unknown>): Promise<MemgateClient | null> {
+  /** The connected client with the call started on it, or null when memgate cannot be reached now. */
+  private connect(): Promise<MemgateClient | null> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
       let client: MemgateClient | null = null;
@@ -175,8 +179,11 @@ export class ResilientCall {
             else if (s === 'open' && this.client) this.markHealthy();
           },
         });
-        if (then) await then(client);
-        else await client.start({ agentId: this.opts.agentId, userId: this.opts.userId, sessionId: this.sessionId });
+        const context = await client.start({ agentId: this.opts.agentId, userId: this.opts.userId, sessionId: this.sessionId });
+        if (!this.context) {
+          this.context = context;
+          if (this.startReturned && !this.closed) this.opts.onLateContext?.(context);
+        }
         if (this.closed) {
           await client.close();
           return null;

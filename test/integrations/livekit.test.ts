@@ -156,7 +156,7 @@ describe('memgate/livekit when memgate is down', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('the agent keeps talking; turns queue and reach memgate when it is back, then again after a mid-call outage; end still sent', async () => {
+  it('the agent keeps talking; turns queue and reach memgate when it is back, its context joins the instructions late; again after a mid-call outage; end still sent', async () => {
     const port = await closedPort();
     const config = { server: { port }, sqlite: { path: join(dir, 'memgate.db') } };
     const userId = uniq('down');
@@ -189,13 +189,17 @@ describe('memgate/livekit when memgate is down', () => {
       await waitFor(() => memory.call.queued === 0 && !memory.call.degraded, 10_000, 'queue drained');
       const items = session.history.items.filter((i) => i.type === 'message').map((i) => i.id);
       expect((await turnsOf(srv, 'estate', userId)).map((t) => t['turnId'])).toEqual(items);
-      expect(log.lines.at(-1)).toMatch(/^info memgate: memory restored/);
+      expect(log.lines).toContainEqual(expect.stringMatching(/^info memgate: memory restored/));
+      // The context memgate could not give at start goes into the instructions from the next reply on.
+      await waitFor(() => log.lines.some((l) => /context arrived late/.test(l)), 5000, 'late context');
 
       // memgate goes down mid-call: the next turns queue; it restarts on the same data and gets them, each once.
       await srv.close();
       fake.scriptChat(['Sure.']);
       const t2 = performance.now();
+      const n = fake.chatRequests.length;
       await session.run({ userInput: 'And a 3 BHK please.' }).wait();
+      expect(fake.chatRequests[n]!.messages[0]!.content).toMatch(/^You are Maya\.\n\n# Memory of this user/);
       expect(performance.now() - t2).toBeLessThan(1000);
       await waitFor(() => memory.call.degraded, 5000, 'degraded');
       srv = await startTestServer({ config });
