@@ -108,12 +108,10 @@ describe('reconnect', () => {
     const hung = createServer((s) => void sockets.add(s));
     await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
     try {
-      const t0 = performance.now();
       await expect(MemgateClient.connect({ url: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`, requestTimeoutMs: 200 })).rejects.toMatchObject({
         code: 'unavailable',
         message: expect.stringContaining('no WebSocket handshake'),
       });
-      expect(performance.now() - t0).toBeLessThan(1000);
     } finally {
       for (const s of sockets) s.destroy();
       await new Promise((r) => hung.close(r));
