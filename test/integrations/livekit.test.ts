@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentSessionEventTypes, initializeLogger, voice } from '@livekit/agents';
+import { AgentSessionEventTypes, initializeLogger, JobContext, runWithJobContext, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatResults, MemgateMemory, type IntegrationLogger } from '../../src/integrations/livekit/index.ts';
@@ -146,6 +146,26 @@ describe('memgate/livekit on a real voice.AgentSession', () => {
     expect(turns[2]).toMatchObject({ role: 'user', text: 'Wait, what about Wakad?', asrConfidence: 0.93, speaker: 'S2' });
     expect(turns[3]).toMatchObject({ role: 'agent', text: 'Wakad has two-bedroom flats from 58 lakhs.' });
     expect(turns[3]!['interrupted']).toBeUndefined();
+  });
+
+  it('inside a LiveKit job, the call is ended before the job shuts down (a shutdown callback)', async () => {
+    // A JobContext as the worker builds it for a job; its room is a stand-in object because no LiveKit server runs here.
+    const room = { name: 'room', on: () => room, off: () => room, isConnected: false, remoteParticipants: new Map() };
+    const job = new JobContext(
+      {} as never,
+      { acceptArguments: { name: 'agent', identity: 'agent', metadata: '' }, job: { id: 'job-1', room: { name: 'room' }, attributes: {} }, url: 'wss://x', token: 't', workerId: 'w' } as never,
+      room as never,
+      () => undefined,
+      () => undefined,
+      {} as never,
+    );
+    const memory = await MemgateMemory.start({ url: srv.base, agentId: 'estate', userId: uniq('job'), logger: captureLog() });
+    const session = new voice.AgentSession({ llm: new openai.LLM({ model: 'gpt-4o-mini', baseURL: fake.url, apiKey: 'test' }) });
+    runWithJobContext(job, () => memory.attach(session));
+    const callbacks = (job as unknown as { shutdownCallbacks: Array<() => Promise<void>> }).shutdownCallbacks;
+    expect(callbacks).toHaveLength(1);
+    await callbacks[0]!();
+    expect((await srv.runtime.service.session('default', memory.sessionId))?.endedAt).toEqual(expect.any(Number));
   });
 });
 

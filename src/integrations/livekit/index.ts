@@ -12,7 +12,7 @@
  * - appends never block the agent: they queue (bounded, idempotent turnIds) while memgate is slow
  *   or down and are delivered when it is back; one log line says memory is degraded.
  */
-import { AgentSessionEventTypes, llm, log } from '@livekit/agents';
+import { AgentSessionEventTypes, getJobContext, llm, log } from '@livekit/agents';
 import type { voice } from '@livekit/agents';
 import { MEMORY_SEARCH_TOOL, memorySearchTool } from '../../core/search-tool.ts';
 import type { ContextReply, SearchReply } from '../../client/index.ts';
@@ -134,7 +134,7 @@ export class MemgateMemory {
     };
   }
 
-  /** Store the session's committed conversation items and end the call when the session closes. */
+  /** Store the session's committed conversation items; end the call when the session closes (and before a LiveKit job shuts down). */
   attach(session: voice.AgentSession): this {
     if (this.attached) throw new Error('MemgateMemory is already attached to a session');
     this.attached = session;
@@ -146,6 +146,8 @@ export class MemgateMemory {
     });
     session.on(AgentSessionEventTypes.ConversationItemAdded, (ev) => this.onItem(ev.item));
     session.on(AgentSessionEventTypes.Close, () => void this.end());
+    // In a LiveKit job the process may exit once the room closes: the job waits for its shutdown callbacks.
+    getJobContext(false)?.addShutdownCallback(() => this.end());
     return this;
   }
 
