@@ -9,6 +9,7 @@ import { formatResults, MemgateMemory, type IntegrationLogger } from '../../src/
 import { startTestServer, uniq, type TestServer } from '../gateway/support/real-server.ts';
 import { http } from '../gateway/support/ws-tester.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
+import { TcpProxy } from '../client/support/tcp-proxy.ts';
 import { closedPort } from '../support/net.ts';
 import { ScriptedAudioInput, ScriptedSTT } from '../support/scripted-stt.ts';
 import { waitFor } from '../support/wait.ts';
@@ -146,6 +147,38 @@ describe('memgate/livekit on a real voice.AgentSession', () => {
     expect(turns[2]).toMatchObject({ role: 'user', text: 'Wait, what about Wakad?', asrConfidence: 0.93, speaker: 'S2' });
     expect(turns[3]).toMatchObject({ role: 'agent', text: 'Wakad has two-bedroom flats from 58 lakhs.' });
     expect(turns[3]!['interrupted']).toBeUndefined();
+  });
+
+  it('a memgate that stops answering mid-call (replies lost): the tool answers "unavailable" within its deadline, the agent goes on, retried turns are stored once', async () => {
+    const proxy = await TcpProxy.start(srv.gateway.port);
+    try {
+      const userId = uniq('slow');
+      const log = captureLog();
+      const memory = await MemgateMemory.start({ url: `http://127.0.0.1:${proxy.port}`, agentId: 'estate', userId, logger: log, requestTimeoutMs: 400, minRetryMs: 50, maxRetryMs: 200 });
+      expect(memory.context).not.toBeNull();
+      const session = await newSession(memory, 'You are Maya.');
+      proxy.muteReplies = true; // requests reach memgate, its answers never come back
+      const before = fake.chatRequests.length;
+      fake.scriptChat([{ toolCalls: [{ name: 'memory_search', arguments: { query: 'budget' } }] }, 'I cannot check right now.']);
+      await session.run({ userInput: 'What was my budget?' }).wait();
+      const toolMsg = fake.chatRequests
+        .slice(before)
+        .flatMap((r) => r.messages)
+        .find((m) => m.role === 'tool');
+      expect(toolMsg?.content).toContain('Memory is unavailable');
+      // The agent answered while both turns still wait for an ack.
+      expect(memory.call.queued).toBe(2);
+      await waitFor(() => memory.call.degraded, 5000, 'degraded');
+      proxy.muteReplies = false;
+      await waitFor(() => memory.call.queued === 0, 10_000, 'queue drained');
+      await session.close();
+      await memory.end();
+      const items = session.history.items.filter((i) => i.type === 'message').map((i) => i.id);
+      expect((await turnsOf(srv, 'estate', userId)).map((t) => t['turnId'])).toEqual(items);
+      expect(log.lines.filter((l) => /degraded/.test(l))).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('inside a LiveKit job, the call is ended before the job shuts down (a shutdown callback)', async () => {
