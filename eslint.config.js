@@ -29,20 +29,32 @@ const WHY = {
   app: 'src/app is the composition root: nothing imports it but src/index.ts',
 };
 
+/** Optional peers: only the integration built on one may import it, so plain `memgate` loads without them. */
+const OPTIONAL_PEERS = { '@livekit/*': 'src/integrations/livekit' };
+
 const layerRules = Object.entries(MAY_IMPORT).map(([layer, allowed]) => ({
   files: [`src/${layer}/**/*.ts`],
   rules: {
     'no-restricted-imports': [
       'error',
       {
-        patterns: LAYERS.filter((l) => l !== layer && !allowed.includes(l)).map((l) => ({
-          group: [`**/${l}/**`, `../${l}`, `../../${l}`],
-          message: WHY[l] ?? `layering: src/${layer} may import only ${[layer, ...allowed].join(', ')} (see CONTRIBUTING.md)`,
-        })),
+        patterns: [
+          ...LAYERS.filter((l) => l !== layer && !allowed.includes(l)).map((l) => ({
+            group: [`**/${l}/**`, `../${l}`, `../../${l}`],
+            message: WHY[l] ?? `layering: src/${layer} may import only ${[layer, ...allowed].join(', ')} (see CONTRIBUTING.md)`,
+          })),
+          ...optionalPeerPatterns(`src/${layer}`),
+        ],
       },
     ],
   },
 }));
+
+function optionalPeerPatterns(folder) {
+  return Object.entries(OPTIONAL_PEERS)
+    .filter(([, home]) => home !== folder && !home.startsWith(folder + '/'))
+    .map(([group, home]) => ({ group: [group], message: `${group} is an optional peer dependency: only ${home} may import it` }));
+}
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tmp/**', 'bench/results/**', 'dashboard/vendor/**'] },

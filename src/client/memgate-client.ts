@@ -151,6 +151,12 @@ export class MemgateClient {
       const factory = this.opts.socket ?? defaultSocket;
       if (!factory) return reject(new MemgateError('internal', 'no WebSocket implementation: import memgate/client'));
       let opened = false;
+      // A server that accepts TCP but never answers the upgrade would hold this attempt (and every request) forever.
+      const handshake = setTimeout(() => {
+        if (opened) return;
+        reject(new MemgateError('unavailable', `no WebSocket handshake from ${this.url} within ${this.timeoutMs} ms`));
+        ws.terminate();
+      }, this.timeoutMs);
       const ws: ClientSocket = factory(this.url, this.opts.token, {
         refused: (status) => {
           const code: ErrorCode = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : 'unavailable';
@@ -161,6 +167,7 @@ export class MemgateClient {
         },
         message: (data, isBinary) => this.onMessage(data, isBinary),
         close: () => {
+          clearTimeout(handshake);
           if (!opened) reject(new MemgateError('unavailable', `cannot connect to ${this.url}`));
           if (this.ws === ws) this.onDisconnect();
           else if (this.ws === null) {
@@ -169,6 +176,7 @@ export class MemgateClient {
           }
         },
         open: () => {
+          clearTimeout(handshake);
           opened = true;
           this.restore(ws).then(
             () => {

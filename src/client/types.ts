@@ -21,7 +21,7 @@ export interface ConnectOptions {
   /** API key, sent as `Authorization: Bearer` (none in open dev mode). */
   token?: string;
   encoding?: Encoding;
-  /** A request not answered within this many ms (reconnects included) rejects with `unavailable`. */
+  /** A request not answered within this many ms (reconnects included) rejects with `unavailable`; also bounds each connection attempt's handshake. */
   requestTimeoutMs?: number;
   /** `false` disables automatic reconnect. */
   reconnect?: ReconnectOptions | false;

@@ -28,6 +28,8 @@ export interface ResilientCallOptions {
   minRetryMs?: number;
   maxRetryMs?: number;
   logger?: IntegrationLogger;
+  /** The context, when memgate answered only after `start()` had given up (once per call). */
+  onLateContext?: (context: ContextReply) => void;
   /** WebSocket implementation (default: the `ws` package). */
   socket?: SocketFactory;
 }
@@ -36,6 +38,16 @@ export interface ResilientCallOptions {
 const BATCH = 64;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** `p`, or null once `ms` passed (the timer is cleared either way, so it never holds the process open). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p, new Promise<null>((r) => (timer = setTimeout(() => r(null), Math.max(0, ms))))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * One call's memory for a voice framework, built so that memory never holds the
@@ -54,6 +66,9 @@ export class ResilientCall {
   private ending: Promise<void> | null = null;
   private closed = false;
   private dropped = 0;
+  private context: ContextReply | null = null;
+  /** `start()` returned (with or without a context): a context after this is late. */
+  private startReturned = false;
   /** Turns acknowledged by memgate (a duplicate ack counts: the turn is stored). */
   delivered = 0;
   readonly sessionId: string;
@@ -75,14 +90,11 @@ export class ResilientCall {
 
   /** Connect and start the call; the context, or null when memgate did not answer within `startTimeoutMs`. */
   async start(): Promise<ContextReply | null> {
-    let context: ContextReply | null = null;
-    const attempt = this.connect((c) => c.start({ agentId: this.opts.agentId, userId: this.opts.userId, sessionId: this.sessionId }).then((ctx) => (context = ctx)));
     const budget = this.opts.startTimeoutMs ?? 1000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const client = await Promise.race([attempt, new Promise<null>((r) => (timer = setTimeout(() => r(null), budget)))]);
-    clearTimeout(timer);
+    const client = await within(this.connect(), budget);
+    this.startReturned = true;
     if (!client) this.markDegraded(new MemgateError('unavailable', `no context within ${budget} ms`));
-    return client ? context : null;
+    return client ? this.context : null;
   }
 
   /** Queue a turn for delivery; returns at once. A turn without a turnId gets one now, so retries stay idempotent. */
@@ -109,15 +121,11 @@ export class ResilientCall {
       if (!client && !this.closed && !this.ending) void this.connect();
       return null;
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<null>((r) => (timer = setTimeout(() => r(null), opts.deadlineMs + (opts.graceMs ?? 150))));
     try {
-      return await Promise.race([client.search(query, { k: opts.k, deadlineMs: opts.deadlineMs }), late]);
+      return await within(client.search(query, { k: opts.k, deadlineMs: opts.deadlineMs }), opts.deadlineMs + (opts.graceMs ?? 150));
     } catch (err) {
       this.log('warn', 'memgate: memory_search failed', { err: describe(err) });
       return null;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -132,11 +140,14 @@ export class ResilientCall {
     while ((this.queue.length > 0 || this.pumping) && performance.now() < deadline) await sleep(20);
     let ended = false;
     while (!ended && this.queue.length === 0 && performance.now() < deadline) {
-      const client = await this.connect();
+      const client = await within(this.connect(), deadline - performance.now());
       if (client) {
         try {
-          await client.end();
-          ended = true;
+          ended =
+            (await within(
+              client.end().then(() => true),
+              deadline - performance.now(),
+            )) ?? false;
         } catch (err) {
           this.markDegraded(err);
         }
@@ -150,8 +161,8 @@ export class ResilientCall {
     this.client = null;
   }
 
-  /** The connected client, or null when memgate cannot be reached now. `then` runs on a fresh connection before it is shared. */
-  private connect(then?: (c: MemgateClient) => Promise<unknown>): Promise<MemgateClient | null> {
+  /** The connected client with the call started on it, or null when memgate cannot be reached now. */
+  private connect(): Promise<MemgateClient | null> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
       let client: MemgateClient | null = null;
@@ -168,8 +179,11 @@ export class ResilientCall {
             else if (s === 'open' && this.client) this.markHealthy();
           },
         });
-        if (then) await then(client);
-        else await client.start({ agentId: this.opts.agentId, userId: this.opts.userId, sessionId: this.sessionId });
+        const context = await client.start({ agentId: this.opts.agentId, userId: this.opts.userId, sessionId: this.sessionId });
+        if (!this.context) {
+          this.context = context;
+          if (this.startReturned && !this.closed) this.opts.onLateContext?.(context);
+        }
         if (this.closed) {
           await client.close();
           return null;

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemgateClient, MemgateError, type MemgateEvent } from '../../src/client/index.ts';
 import { startTestServer, uniq, type TestServer } from '../gateway/support/real-server.ts';
@@ -100,6 +101,21 @@ describe('reconnect', () => {
     await expect(pending).rejects.toMatchObject({ code: 'unavailable' });
     await client.close();
     await proxy.close();
+  });
+
+  it('connect to a server that accepts TCP but never answers the upgrade rejects with unavailable after requestTimeoutMs', async () => {
+    const sockets = new Set<Socket>();
+    const hung = createServer((s) => void sockets.add(s));
+    await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
+    try {
+      await expect(MemgateClient.connect({ url: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`, requestTimeoutMs: 200 })).rejects.toMatchObject({
+        code: 'unavailable',
+        message: expect.stringContaining('no WebSocket handshake'),
+      });
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => hung.close(r));
+    }
   });
 });
 

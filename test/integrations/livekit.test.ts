@@ -1,13 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentSessionEventTypes, initializeLogger, voice } from '@livekit/agents';
+import { AgentSessionEventTypes, initializeLogger, JobContext, runWithJobContext, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MemgateMemory, type IntegrationLogger } from '../../src/integrations/livekit/index.ts';
+import { formatResults, MemgateMemory, type IntegrationLogger } from '../../src/integrations/livekit/index.ts';
 import { startTestServer, uniq, type TestServer } from '../gateway/support/real-server.ts';
 import { http } from '../gateway/support/ws-tester.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
+import { TcpProxy } from '../client/support/tcp-proxy.ts';
 import { closedPort } from '../support/net.ts';
 import { ScriptedAudioInput, ScriptedSTT } from '../support/scripted-stt.ts';
 import { waitFor } from '../support/wait.ts';
@@ -146,6 +148,58 @@ describe('memgate/livekit on a real voice.AgentSession', () => {
     expect(turns[3]).toMatchObject({ role: 'agent', text: 'Wakad has two-bedroom flats from 58 lakhs.' });
     expect(turns[3]!['interrupted']).toBeUndefined();
   });
+
+  it('a memgate that stops answering mid-call (replies lost): the tool answers "unavailable" within its deadline, the agent goes on, retried turns are stored once', async () => {
+    const proxy = await TcpProxy.start(srv.gateway.port);
+    try {
+      const userId = uniq('slow');
+      const log = captureLog();
+      const memory = await MemgateMemory.start({ url: `http://127.0.0.1:${proxy.port}`, agentId: 'estate', userId, logger: log, requestTimeoutMs: 400, minRetryMs: 50, maxRetryMs: 200 });
+      expect(memory.context).not.toBeNull();
+      const session = await newSession(memory, 'You are Maya.');
+      proxy.muteReplies = true; // requests reach memgate, its answers never come back
+      const before = fake.chatRequests.length;
+      fake.scriptChat([{ toolCalls: [{ name: 'memory_search', arguments: { query: 'budget' } }] }, 'I cannot check right now.']);
+      await session.run({ userInput: 'What was my budget?' }).wait();
+      const toolMsg = fake.chatRequests
+        .slice(before)
+        .flatMap((r) => r.messages)
+        .find((m) => m.role === 'tool');
+      expect(toolMsg?.content).toContain('Memory is unavailable');
+      // The agent answered while both turns still wait for an ack.
+      expect(memory.call.queued).toBe(2);
+      await waitFor(() => memory.call.degraded, 5000, 'degraded');
+      proxy.muteReplies = false;
+      await waitFor(() => memory.call.queued === 0, 10_000, 'queue drained');
+      await session.close();
+      await memory.end();
+      const items = session.history.items.filter((i) => i.type === 'message').map((i) => i.id);
+      expect((await turnsOf(srv, 'estate', userId)).map((t) => t['turnId'])).toEqual(items);
+      expect(log.lines.filter((l) => /degraded/.test(l))).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('inside a LiveKit job, the call is ended before the job shuts down (a shutdown callback)', async () => {
+    // A JobContext as the worker builds it for a job; its room is a stand-in object because no LiveKit server runs here.
+    const room = { name: 'room', on: () => room, off: () => room, isConnected: false, remoteParticipants: new Map() };
+    const job = new JobContext(
+      {} as never,
+      { acceptArguments: { name: 'agent', identity: 'agent', metadata: '' }, job: { id: 'job-1', room: { name: 'room' }, attributes: {} }, url: 'wss://x', token: 't', workerId: 'w' } as never,
+      room as never,
+      () => undefined,
+      () => undefined,
+      {} as never,
+    );
+    const memory = await MemgateMemory.start({ url: srv.base, agentId: 'estate', userId: uniq('job'), logger: captureLog() });
+    const session = new voice.AgentSession({ llm: new openai.LLM({ model: 'gpt-4o-mini', baseURL: fake.url, apiKey: 'test' }) });
+    runWithJobContext(job, () => memory.attach(session));
+    const callbacks = (job as unknown as { shutdownCallbacks: Array<() => Promise<void>> }).shutdownCallbacks;
+    expect(callbacks).toHaveLength(1);
+    await callbacks[0]!();
+    expect((await srv.runtime.service.session('default', memory.sessionId))?.endedAt).toEqual(expect.any(Number));
+  });
 });
 
 describe('memgate/livekit when memgate is down', () => {
@@ -155,14 +209,12 @@ describe('memgate/livekit when memgate is down', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('the agent keeps talking; turns queue and reach memgate when it is back, then again after a mid-call outage; end still sent', async () => {
+  it('the agent keeps talking; turns queue and reach memgate when it is back, its context joins the instructions late; again after a mid-call outage; end still sent', async () => {
     const port = await closedPort();
     const config = { server: { port }, sqlite: { path: join(dir, 'memgate.db') } };
     const userId = uniq('down');
     const log = captureLog();
-    const t0 = performance.now();
     const memory = await MemgateMemory.start({ url: `http://127.0.0.1:${port}`, agentId: 'estate', userId, logger: log, startTimeoutMs: 500, minRetryMs: 50, maxRetryMs: 200 });
-    expect(performance.now() - t0).toBeLessThan(500);
     expect(memory.context).toBeNull();
     expect(memory.instructions('You are Maya.')).toBe('You are Maya.');
     expect(log.lines).toEqual([expect.stringMatching(/^warn memgate: memory degraded/)]);
@@ -170,11 +222,9 @@ describe('memgate/livekit when memgate is down', () => {
     const before = fake.chatRequests.length;
     const session = await newSession(memory, 'You are Maya.');
     fake.scriptChat([{ toolCalls: [{ name: 'memory_search', arguments: { query: 'budget' } }] }, 'I do not have that yet.', 'Noted.']);
-    const t1 = performance.now();
     await session.run({ userInput: 'What was my budget?' }).wait();
     await session.run({ userInput: 'It is 90 lakhs.' }).wait();
-    // Two turns with a tool call, not held up by the dead memgate (the search answers "unavailable" at once).
-    expect(performance.now() - t1).toBeLessThan(2000);
+    // Two turns with a tool call answered while memgate is down (the search says "unavailable"), all four turns still queued.
     const toolMsg = fake.chatRequests
       .slice(before)
       .flatMap((r) => r.messages)
@@ -188,14 +238,18 @@ describe('memgate/livekit when memgate is down', () => {
       await waitFor(() => memory.call.queued === 0 && !memory.call.degraded, 10_000, 'queue drained');
       const items = session.history.items.filter((i) => i.type === 'message').map((i) => i.id);
       expect((await turnsOf(srv, 'estate', userId)).map((t) => t['turnId'])).toEqual(items);
-      expect(log.lines.at(-1)).toMatch(/^info memgate: memory restored/);
+      expect(log.lines).toContainEqual(expect.stringMatching(/^info memgate: memory restored/));
+      // The context memgate could not give at start goes into the instructions from the next reply on.
+      await waitFor(() => log.lines.some((l) => /context arrived late/.test(l)), 5000, 'late context');
 
       // memgate goes down mid-call: the next turns queue; it restarts on the same data and gets them, each once.
       await srv.close();
       fake.scriptChat(['Sure.']);
-      const t2 = performance.now();
+      const n = fake.chatRequests.length;
       await session.run({ userInput: 'And a 3 BHK please.' }).wait();
-      expect(performance.now() - t2).toBeLessThan(1000);
+      expect(fake.chatRequests[n]!.messages[0]!.content).toMatch(/^You are Maya\.\n\n# Memory of this user/);
+      // Answered while its two turns wait for memgate.
+      expect(memory.call.queued).toBe(2);
       await waitFor(() => memory.call.degraded, 5000, 'degraded');
       srv = await startTestServer({ config });
       await waitFor(() => memory.call.queued === 0 && !memory.call.degraded, 10_000, 'queue drained again');
@@ -212,6 +266,26 @@ describe('memgate/livekit when memgate is down', () => {
     }
   }, 40_000);
 
+  it('a memgate that accepts connections but never answers: start gives up within startTimeoutMs, the tool answers within its deadline', async () => {
+    const sockets = new Set<Socket>();
+    const hang = createServer((s) => void sockets.add(s));
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    try {
+      const log = captureLog();
+      const url = `http://127.0.0.1:${(hang.address() as AddressInfo).port}`;
+      // The server never answers: that start returns at all is the bound.
+      const memory = await MemgateMemory.start({ url, agentId: 'estate', userId: 'hung', logger: log, startTimeoutMs: 300, endTimeoutMs: 100 });
+      expect(memory.context).toBeNull();
+      expect(log.lines).toEqual([expect.stringMatching(/^warn memgate: memory degraded.*/)]);
+      const answer = await memory.tools().memory_search.execute({ query: 'budget' }, {} as never);
+      expect(answer).toMatch(/Memory is unavailable/);
+      await memory.end();
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => hang.close(r));
+    }
+  });
+
   it('the queue is bounded: past maxQueuedTurns the oldest turns are dropped, with a log line', async () => {
     const port = await closedPort();
     const log = captureLog();
@@ -221,5 +295,18 @@ describe('memgate/livekit when memgate is down', () => {
     expect(log.lines.some((l) => /queue full/.test(l))).toBe(true);
     await memory.end();
     expect(log.lines.at(-1)).toMatch(/undelivered turns are lost/);
+  });
+});
+
+describe('formatResults', () => {
+  it('is a few compact lines: confidence, outdated values with the current one, partial replies said so', () => {
+    const r = (text: string, extra: Record<string, unknown> = {}) => ({ text, score: 1, confidence: 'high' as const, source: 'fact' as const, turnRefs: [], validAt: '2026-12-04', ...extra });
+    expect(formatResults({ results: [], tookMs: 1 })).toBe('Nothing in memory about that.');
+    expect(formatResults({ results: [r('budget is ₹80 lakh'), r('budget was ₹50 lakh', { confidence: 'low', outdated: { key: 'budget', now: '₹80 lakh' } })], tookMs: 3 })).toBe(
+      'From memory:\n- budget is ₹80 lakh (high confidence)\n- budget was ₹50 lakh (low confidence; outdated, now: ₹80 lakh)',
+    );
+    const long = formatResults({ results: [r('x'.repeat(1000))], tookMs: 3, partial: true });
+    expect(long.startsWith('Partial memory results')).toBe(true);
+    expect(long.length).toBeLessThan(400);
   });
 });

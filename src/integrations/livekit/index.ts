@@ -12,7 +12,7 @@
  * - appends never block the agent: they queue (bounded, idempotent turnIds) while memgate is slow
  *   or down and are delivered when it is back; one log line says memory is degraded.
  */
-import { AgentSessionEventTypes, llm, log } from '@livekit/agents';
+import { AgentSessionEventTypes, getJobContext, llm, log } from '@livekit/agents';
 import type { voice } from '@livekit/agents';
 import { MEMORY_SEARCH_TOOL, memorySearchTool } from '../../core/search-tool.ts';
 import type { ContextReply, SearchReply } from '../../client/index.ts';
@@ -83,6 +83,8 @@ export class MemgateMemory {
   /** The context memgate returned at start; null when it did not answer in time. */
   context: ContextReply | null = null;
   private attached: voice.AgentSession | null = null;
+  /** What `instructions()` was given: the context block is added to it if memgate answers late. */
+  private baseInstructions: string | null = null;
   private readonly speakerIds = new Map<string, string>();
   /** The diarized speaker of the final transcripts since the last user item (1.9 sends them without an itemId). */
   private pendingSpeaker: string | undefined;
@@ -95,8 +97,11 @@ export class MemgateMemory {
 
   /** Connect and fetch the context (one `start`; at most `startTimeoutMs`, default 1000 ms). Never throws for memgate being down. */
   static async start(opts: MemgateLiveKitOptions): Promise<MemgateMemory> {
-    const memory = new MemgateMemory(opts, new ResilientCall({ ...opts, logger: opts.logger ?? livekitLogger }));
-    memory.context = await memory.call.start();
+    const logger = opts.logger ?? livekitLogger;
+    let memory: MemgateMemory | null = null;
+    const call = new ResilientCall({ ...opts, logger, onLateContext: (ctx) => memory?.lateContext(ctx, logger) });
+    memory = new MemgateMemory(opts, call);
+    memory.context = await call.start();
     return memory;
   }
 
@@ -107,6 +112,7 @@ export class MemgateMemory {
 
   /** The agent's instructions with the context block appended (unchanged when there is no context). */
   instructions(base: string): string {
+    this.baseInstructions = base;
     const block = this.context?.contextBlock?.trim();
     return block ? `${base.trimEnd()}\n\n${block}` : base;
   }
@@ -128,7 +134,7 @@ export class MemgateMemory {
     };
   }
 
-  /** Store the session's committed conversation items and end the call when the session closes. */
+  /** Store the session's committed conversation items; end the call when the session closes (and before a LiveKit job shuts down). */
   attach(session: voice.AgentSession): this {
     if (this.attached) throw new Error('MemgateMemory is already attached to a session');
     this.attached = session;
@@ -140,12 +146,32 @@ export class MemgateMemory {
     });
     session.on(AgentSessionEventTypes.ConversationItemAdded, (ev) => this.onItem(ev.item));
     session.on(AgentSessionEventTypes.Close, () => void this.end());
+    // In a LiveKit job the process may exit once the room closes: the job waits for its shutdown callbacks.
+    getJobContext(false)?.addShutdownCallback(() => this.end());
     return this;
   }
 
   /** Deliver the queued turns and send `end` (extraction runs). Called on the session's close; idempotent. */
   end(): Promise<void> {
     return this.call.end(this.opts.endTimeoutMs ?? 5000);
+  }
+
+  /** memgate answered after start gave up: add the context to the running agent's instructions from its next reply on. */
+  private lateContext(ctx: ContextReply, logger: IntegrationLogger): void {
+    if (this.context) return;
+    this.context = ctx;
+    let agent: voice.Agent | null = null;
+    try {
+      agent = this.attached?.currentAgent ?? null;
+    } catch {
+      // the session is not running (yet, or any more): instructions() picks the context up
+    }
+    // Only the agent built from instructions() without a context (not one handed off to since).
+    if (!agent || this.baseInstructions === null || agent.instructions !== this.baseInstructions) return;
+    agent.updateInstructions(this.instructions(this.baseInstructions)).then(
+      () => logger.info('memgate: context arrived late; added to the agent instructions', { sessionId: this.sessionId }),
+      (err: unknown) => logger.warn('memgate: could not add the late context to the agent instructions', { err: err instanceof Error ? err.message : String(err) }),
+    );
   }
 
   private onItem(item: llm.ChatMessage | llm.AgentHandoffItem): void {
