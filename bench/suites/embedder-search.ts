@@ -85,7 +85,10 @@ export async function searchByEmbedder(tmpDir: string, runId: string, embedders:
     const use = new UseLiteEmbedder({ batchSize: 128 });
     const out: Float32Array[] = [];
     const progress = startProgress('use-lite embedding 10k ACUs', () => `${out.length}/${texts.length}`);
-    for (let i = 0; i < texts.length; i += 500) out.push(...(await use.embed(texts.slice(i, i + 500))));
+    for (let i = 0; i < texts.length; i += 500) {
+      out.push(...(await use.embed(texts.slice(i, i + 500))));
+      await new Promise((resolve) => setImmediate(resolve)); // let the progress line print
+    }
     progress.stop(`use-lite embedded ${texts.length} ACUs`);
     return (useVectors = out);
   };
