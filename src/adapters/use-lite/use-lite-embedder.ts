@@ -61,7 +61,7 @@ export class UseLiteEmbedder implements Embedder {
     this.maxPieces = maxPieces;
   }
 
-  /** Load the model now instead of on the first call; resolves to the load time in ms (0 when it was loaded already by this process). */
+  /** Load the model now instead of on the first call; resolves to how long the first load took, in ms (the same value on later calls). */
   async warm(): Promise<number> {
     return (await loadUseLite()).loadMs;
   }
@@ -109,7 +109,10 @@ export class UseLiteEmbedder implements Embedder {
         for (const r of this.queue.splice(0)) r.reject(wrap(err, 'loading the model failed'));
         return;
       }
+      let first = true;
       while (this.queue.length > 0) {
+        if (!first) await new Promise((resolve) => setImmediate(resolve));
+        first = false;
         const taken: Pending[] = [];
         let n = 0;
         while (this.queue.length > 0 && (taken.length === 0 || n + this.queue[0]!.pieces.length <= this.batchSize)) {
@@ -121,8 +124,9 @@ export class UseLiteEmbedder implements Embedder {
         try {
           const out: number[][] = [];
           for (let i = 0; i < all.length; i += this.batchSize) {
-            // The model computes synchronously: let timers (a lease heartbeat) and I/O run between batches.
-            if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+            // The wasm kernels run synchronously and the model's own awaits are microtasks:
+            // yield to timers and I/O between batches so a long list never holds the loop for all of it.
+            if (i > 0) await new Promise((resolve) => setImmediate(resolve));
             out.push(...(await model.embed(all.slice(i, i + this.batchSize))));
           }
           if (out.length !== all.length) throw new Error(`model returned ${out.length} vectors for ${all.length} texts`);
