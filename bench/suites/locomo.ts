@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { estimateTokens } from '../../src/core/tokens.ts';
 import type { SearchResult } from '../../src/core/types.ts';
@@ -19,6 +19,8 @@ import { figure } from '../lib/targets.ts';
 export const DRAGON: Readonly<Record<string, [number, number]>> = { overall: [56.7, 66.2], '4': [68.0, 77.7], '1': [35.4, 46.6], '2': [70.4, 77.3], '3': [33.1, 40.8] };
 const ORDER = ['overall', '4', '1', '2', '3'];
 const ROLES: RoleMode = 'user-agent';
+/** MEMGATE_BENCH_LOCOMO_DUMP=file appends one JSON line per question (evidence hit or missed, results): for error analysis. */
+const DUMP = process.env['MEMGATE_BENCH_LOCOMO_DUMP'];
 
 const label = (cat: string) => (cat === 'overall' ? 'overall' : (CATEGORY_NAMES[Number(cat)] ?? cat));
 const pct = (x: number | null) => (x === null ? null : round3(x * 100));
@@ -259,6 +261,21 @@ async function scoreQuestions(url: string, agentId: string, sample: LocomoSample
     const top = (k: number) => reply.results.slice(0, k);
     const refs = (k: number) => new Set(top(k).flatMap((r) => r.turnRefs));
     for (const r of reply.results) acc.sourceCounts[r.source] = (acc.sourceCounts[r.source] ?? 0) + 1;
+    if (DUMP) {
+      const byId = new Map(turns.map((t) => [t.diaId, t.text]));
+      const got = refs(10);
+      // Where each evidence turn ranks in a deeper search (−1: not in the top 50).
+      const deep = await postJson<{ results: SearchResult[] }>(`${url}/v1/search`, { agentId, userId: sample.sample_id, query: q.question, k: 50 });
+      const line = {
+        ranks: evidence.map((id) => deep.results.findIndex((r) => r.turnRefs.includes(id))),
+        sample: sample.sample_id,
+        category: q.category,
+        question: q.question,
+        evidence: evidence.map((e) => ({ id: e, hit: got.has(e), text: byId.get(e) })),
+        results: reply.results.map((r) => ({ source: r.source, score: r.score, refs: r.turnRefs, text: r.text })),
+      };
+      appendFileSync(DUMP, JSON.stringify(line) + '\n');
+    }
     acc.recall.mem5.add(cat, evidenceRecall(evidence, refs(5)));
     acc.recall.mem10.add(cat, evidenceRecall(evidence, refs(10)));
     acc.carried5.turns.add(cat, refs(5).size);

@@ -2,7 +2,8 @@ import { probeServers, reachability } from './probe-servers.ts';
 import { startDeadLetterSweeper } from '../workers/dead-letter-sweeper.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
-import type { Config } from '../config/schema.ts';
+import { embedderDimensions, type Config } from '../config/schema.ts';
+import type { Embedder } from '../ports/embedder.ts';
 import type { Ports } from '../ports/index.ts';
 import type { Consumer } from '../ports/job-bus.ts';
 import { MemoryService } from '../service/memory-service.ts';
@@ -113,6 +114,22 @@ function startLane(config: Config, ports: Ports, logger: Logger): ThreadLane | n
   }
 }
 
+/** The configured Embedder. Model-backed ones load their weights lazily, on the first embed call. */
+async function buildEmbedder(config: Config): Promise<Embedder> {
+  const kind = config.adapters.embedder;
+  if (kind === 'openai') return new (await import('../adapters/openai/index.ts')).OpenAiEmbedder({ ...config.embeddings, dimensions: embedderDimensions(config) });
+  const offline = await import('../adapters/offline/index.ts');
+  if (kind === 'offline') return new offline.OfflineEmbedder({ dimensions: embedderDimensions(config) });
+  const { UseLiteEmbedder } = await import('../adapters/use-lite/index.ts');
+  if (kind === 'use-lite') return new UseLiteEmbedder();
+  const { FusedEmbedder } = await import('../adapters/fused/index.ts');
+  const share = config.embeddings.fusedSemanticShare;
+  return new FusedEmbedder([
+    { embedder: new offline.OfflineEmbedder(), weight: 1 - share },
+    { embedder: new UseLiteEmbedder(), weight: share },
+  ]);
+}
+
 async function buildPorts(config: Config, clock: Clock, logger: Logger, closers: Array<() => Promise<void>>, extractionThread: boolean): Promise<Ports> {
   const a = config.adapters;
   const needsSqlite = a.buffer === 'sqlite' || a.cache === 'sqlite' || a.documents === 'sqlite' || a.cold === 'sqlite' || a.acus === 'sqlite';
@@ -160,12 +177,13 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
       : new memory.InProcessJobBus({ logger });
   closers.push(() => bus.close());
 
-  const embedder =
-    a.embedder === 'openai'
-      ? new (await import('../adapters/openai/index.ts')).OpenAiEmbedder(config.embeddings)
-      : new (await import('../adapters/offline/index.ts')).OfflineEmbedder({ dimensions: config.embeddings.dimensions });
+  const embedder = await buildEmbedder(config);
   const extractor = a.extractor === 'openai' ? new (await import('../adapters/openai/index.ts')).OpenAiExtractor(config.llm) : new (await import('../adapters/offline/index.ts')).OfflineExtractor();
-  const acus = a.acus === 'qdrant' ? await (await import('../adapters/qdrant/index.ts')).createQdrantAcuIndex({ ...config.qdrant, dimensions: embedder.dimensions }) : new sqlite!.SqliteAcuIndex(db!);
-  if (embedder.dimensions !== config.embeddings.dimensions) logger.warn('embedder dimensions differ from config', { embedder: embedder.dimensions, config: config.embeddings.dimensions });
+  // The ACU index takes its vector size from the embedder: rows of another size (an earlier embedder) never meet a query.
+  const acus =
+    a.acus === 'qdrant'
+      ? await (await import('../adapters/qdrant/index.ts')).createQdrantAcuIndex({ ...config.qdrant, dimensions: embedder.dimensions })
+      : new sqlite!.SqliteAcuIndex(db!, { dimensions: embedder.dimensions });
+  if (embedder.dimensions !== embedderDimensions(config)) logger.warn('embedder dimensions differ from config', { embedder: embedder.dimensions, config: embedderDimensions(config) });
   return { buffer, cache, documents, cold, acus, bus, lock, events, extractor, embedder };
 }

@@ -197,8 +197,8 @@ export function configNotices(config: Readonly<Config>, env: NodeJS.ProcessEnv =
   if (config.adapters.extractor === 'offline' && env['MEMGATE_LLM_BASE_URL']) {
     out.push('MEMGATE_LLM_BASE_URL is set but the extractor is offline; set MEMGATE_EXTRACTOR=openai to extract with that LLM');
   }
-  if (config.adapters.embedder === 'offline' && env['MEMGATE_EMBEDDINGS_BASE_URL']) {
-    out.push('MEMGATE_EMBEDDINGS_BASE_URL is set but the embedder is offline; set MEMGATE_EMBEDDER=openai to embed with it');
+  if (config.adapters.embedder !== 'openai' && env['MEMGATE_EMBEDDINGS_BASE_URL']) {
+    out.push(`MEMGATE_EMBEDDINGS_BASE_URL is set but the embedder is ${config.adapters.embedder}; set MEMGATE_EMBEDDER=openai to embed with it`);
   }
   return out;
 }

@@ -37,6 +37,12 @@ export const memorySchema = z.strictObject({
   smartKeep: smartKeepWeights.prefault({}),
 });
 
+/** Values of `adapters.embedder` (MEMGATE_EMBEDDER). */
+export const EMBEDDERS = ['offline', 'use-lite', 'fused', 'openai'] as const;
+
+/** Vector size of each embedder when `embeddings.dimensions` is unset; use-lite and fused have a fixed size. */
+export const EMBEDDER_DIMENSIONS = { offline: 384, 'use-lite': 512, fused: 384 + 512, openai: 384 } as const;
+
 const adaptersSchema = z.strictObject({
   buffer: z.enum(['sqlite', 'redis']).default('sqlite'),
   cache: z.enum(['sqlite', 'redis']).default('sqlite'),
@@ -47,113 +53,136 @@ const adaptersSchema = z.strictObject({
   cold: z.enum(['sqlite', 'mongo']).default('sqlite'),
   acus: z.enum(['sqlite', 'qdrant']).default('sqlite'),
   extractor: z.enum(['offline', 'openai']).default('offline'),
-  embedder: z.enum(['offline', 'openai']).default('offline'),
+  /** offline = feature hashing (384-d); use-lite = Universal Sentence Encoder lite in process (512-d); fused = both (896-d); openai = an endpoint. */
+  embedder: z.enum(EMBEDDERS, { error: `expected one of ${EMBEDDERS.join(', ')}` }).default('offline'),
 });
 
 /** The whole configuration. Parsed once at start (defaults ← profile file ← env ← flags), then frozen. */
-export const configSchema = z.strictObject({
-  profile: z.string().default('embedded'),
-  server: z
-    .strictObject({
-      host: z.string().default('127.0.0.1'),
-      port: z.int().min(0).max(65535).default(7700),
-      /** Optional second port answering health checks in any HTTP version (uWS answers only HTTP/1.1); 0 picks a free one. */
-      healthPort: z.int().min(0).max(65535).optional(),
-      /** Largest turn text accepted (bytes of UTF-8). */
-      maxTurnBytes: z
-        .int()
-        .positive()
-        .default(32 * 1024),
-      /** Largest WebSocket frame or HTTP body answered; larger frames may close with 1009. */
-      maxPayloadBytes: z
-        .int()
-        .positive()
-        .default(1024 * 1024),
-      /** Per-connection send buffer before backpressure handling kicks in. */
-      maxBackpressureBytes: z
-        .int()
-        .positive()
-        .default(1024 * 1024),
-      idleTimeoutS: z.int().min(0).default(120),
-      /** Run extraction workers inside the gateway process (embedded default). */
-      inlineWorkers: z.boolean().default(true),
-    })
-    .prefault({}),
-  auth: z
-    .strictObject({
-      /** API keys as sha256 hex hashes → tenant. Raw keys never stored. */
-      keys: z.array(z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/), tenantId: z.string().min(1) })).default([]),
-      /** Serve without keys on the production profile or a public address (open dev mode). */
-      allowOpen: z.boolean().default(false),
-    })
-    .prefault({}),
-  log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),
-  sqlite: z.strictObject({ path: z.string().default('./data/memgate.db') }).prefault({}),
-  schemasDir: z.string().default('./config/schemas'),
-  adapters: adaptersSchema.prefault({}),
-  redis: z
-    .strictObject({
-      url: z.string().default('redis://127.0.0.1:6379'),
-      keyPrefix: z.string().default('mg:'),
-      /** How long an archived turn's id still dedupes a retried append (0 = forever). */
-      idempotencyHorizonMs: z
-        .int()
-        .min(0)
-        .default(7 * 24 * 3_600_000),
-      /** An append waiting longer than this for Redis is answered `unavailable` (the client retries by turnId). */
-      appendDeadlineMs: z.int().positive().default(250),
-    })
-    .prefault({}),
-  nats: z
-    .strictObject({
-      servers: z.string().default('nats://127.0.0.1:4222'),
-      stream: z.string().default('MEMGATE_JOBS'),
-      subjectPrefix: z.string().default('memgate'),
-      /** Unacked time before a dead worker's job is redelivered; live workers heartbeat every third of it. */
-      /** A job not acked (or heartbeat) within this is redelivered: how long a dead worker's job waits. */
-      ackWaitMs: z.int().min(1000).default(10_000),
-    })
-    .prefault({}),
-  mongo: z.strictObject({ url: z.string().default('mongodb://127.0.0.1:27017'), db: z.string().default('memgate') }).prefault({}),
-  qdrant: z
-    .strictObject({
-      url: z.string().default('http://127.0.0.1:6333'),
-      apiKey: z.string().optional(),
-      collection: z.string().default('memgate_acus'),
-    })
-    .prefault({}),
-  llm: z
-    .strictObject({
-      baseURL: z.string().default('http://127.0.0.1:11434/v1'),
-      apiKey: z.string().default('none'),
-      model: z.string().default('gpt-4o-mini'),
-      timeoutMs: z.int().positive().default(20_000),
-      maxRetries: z.int().min(0).default(1),
-    })
-    .prefault({}),
-  embeddings: z
-    .strictObject({
-      baseURL: z.string().default('http://127.0.0.1:11434/v1'),
-      apiKey: z.string().default('none'),
-      model: z.string().default('text-embedding-3-small'),
-      dimensions: z.int().positive().default(384),
-      timeoutMs: z.int().positive().default(10_000),
-    })
-    .prefault({}),
-  memory: memorySchema.prefault({}),
-  worker: z
-    .strictObject({
-      concurrency: z.int().min(1).default(2),
-      maxDeliver: z.int().min(1).default(5),
-      retryDelayMs: z.int().min(0).default(1000),
-      /** The per-user extraction lease, renewed every third of it while a run lasts: a dead worker frees its user within this. */
-      lockTtlMs: z.int().positive().default(10_000),
-      /** Dead-lettered jobs go back on the queue this often (doubling while they keep failing, up to the max). */
-      deadLetterRetryMs: z.int().positive().default(30_000),
-      deadLetterRetryMaxMs: z.int().positive().default(300_000),
-    })
-    .prefault({}),
-});
+export const configSchema = z
+  .strictObject({
+    profile: z.string().default('embedded'),
+    server: z
+      .strictObject({
+        host: z.string().default('127.0.0.1'),
+        port: z.int().min(0).max(65535).default(7700),
+        /** Optional second port answering health checks in any HTTP version (uWS answers only HTTP/1.1); 0 picks a free one. */
+        healthPort: z.int().min(0).max(65535).optional(),
+        /** Largest turn text accepted (bytes of UTF-8). */
+        maxTurnBytes: z
+          .int()
+          .positive()
+          .default(32 * 1024),
+        /** Largest WebSocket frame or HTTP body answered; larger frames may close with 1009. */
+        maxPayloadBytes: z
+          .int()
+          .positive()
+          .default(1024 * 1024),
+        /** Per-connection send buffer before backpressure handling kicks in. */
+        maxBackpressureBytes: z
+          .int()
+          .positive()
+          .default(1024 * 1024),
+        idleTimeoutS: z.int().min(0).default(120),
+        /** Run extraction workers inside the gateway process (embedded default). */
+        inlineWorkers: z.boolean().default(true),
+      })
+      .prefault({}),
+    auth: z
+      .strictObject({
+        /** API keys as sha256 hex hashes → tenant. Raw keys never stored. */
+        keys: z.array(z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/), tenantId: z.string().min(1) })).default([]),
+        /** Serve without keys on the production profile or a public address (open dev mode). */
+        allowOpen: z.boolean().default(false),
+      })
+      .prefault({}),
+    log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),
+    sqlite: z.strictObject({ path: z.string().default('./data/memgate.db') }).prefault({}),
+    schemasDir: z.string().default('./config/schemas'),
+    adapters: adaptersSchema.prefault({}),
+    redis: z
+      .strictObject({
+        url: z.string().default('redis://127.0.0.1:6379'),
+        keyPrefix: z.string().default('mg:'),
+        /** How long an archived turn's id still dedupes a retried append (0 = forever). */
+        idempotencyHorizonMs: z
+          .int()
+          .min(0)
+          .default(7 * 24 * 3_600_000),
+        /** An append waiting longer than this for Redis is answered `unavailable` (the client retries by turnId). */
+        appendDeadlineMs: z.int().positive().default(250),
+      })
+      .prefault({}),
+    nats: z
+      .strictObject({
+        servers: z.string().default('nats://127.0.0.1:4222'),
+        stream: z.string().default('MEMGATE_JOBS'),
+        subjectPrefix: z.string().default('memgate'),
+        /** Unacked time before a dead worker's job is redelivered; live workers heartbeat every third of it. */
+        /** A job not acked (or heartbeat) within this is redelivered: how long a dead worker's job waits. */
+        ackWaitMs: z.int().min(1000).default(10_000),
+      })
+      .prefault({}),
+    mongo: z.strictObject({ url: z.string().default('mongodb://127.0.0.1:27017'), db: z.string().default('memgate') }).prefault({}),
+    qdrant: z
+      .strictObject({
+        url: z.string().default('http://127.0.0.1:6333'),
+        apiKey: z.string().optional(),
+        collection: z.string().default('memgate_acus'),
+      })
+      .prefault({}),
+    llm: z
+      .strictObject({
+        baseURL: z.string().default('http://127.0.0.1:11434/v1'),
+        apiKey: z.string().default('none'),
+        model: z.string().default('gpt-4o-mini'),
+        timeoutMs: z.int().positive().default(20_000),
+        maxRetries: z.int().min(0).default(1),
+      })
+      .prefault({}),
+    embeddings: z
+      .strictObject({
+        baseURL: z.string().default('http://127.0.0.1:11434/v1'),
+        apiKey: z.string().default('none'),
+        model: z.string().default('text-embedding-3-small'),
+        /** Vector size: offline and openai 384 unless set; use-lite is 512 and fused 896 (leave unset or give exactly that). */
+        dimensions: z.int().positive().optional(),
+        timeoutMs: z.int().positive().default(10_000),
+        /** Share of the sentence encoder in the fused embedder's cosine (the rest is the hashing embedder's). */
+        fusedSemanticShare: z.number().gt(0).lt(1).default(0.5),
+      })
+      .prefault({}),
+    memory: memorySchema.prefault({}),
+    worker: z
+      .strictObject({
+        concurrency: z.int().min(1).default(2),
+        maxDeliver: z.int().min(1).default(5),
+        retryDelayMs: z.int().min(0).default(1000),
+        /** The per-user extraction lease, renewed every third of it while a run lasts: a dead worker frees its user within this. */
+        lockTtlMs: z.int().positive().default(10_000),
+        /** Dead-lettered jobs go back on the queue this often (doubling while they keep failing, up to the max). */
+        deadLetterRetryMs: z.int().positive().default(30_000),
+        deadLetterRetryMaxMs: z.int().positive().default(300_000),
+      })
+      .prefault({}),
+  })
+  .superRefine((c, ctx) => {
+    const embedder = c.adapters.embedder;
+    const fixed = embedder === 'use-lite' || embedder === 'fused' ? EMBEDDER_DIMENSIONS[embedder] : null;
+    if (fixed !== null && c.embeddings.dimensions !== undefined && c.embeddings.dimensions !== fixed) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['embeddings', 'dimensions'],
+        message: `the ${embedder} embedder makes ${fixed}-d vectors, not ${c.embeddings.dimensions}; leave embeddings.dimensions (MEMGATE_EMBEDDINGS_DIMENSIONS) unset or set it to ${fixed}`,
+      });
+    }
+  });
+
+/** Vector size of the configured embedder (what the ACU index is created with). */
+export function embedderDimensions(c: Pick<Config, 'adapters' | 'embeddings'>): number {
+  const embedder = c.adapters.embedder;
+  if (embedder === 'offline' || embedder === 'openai') return c.embeddings.dimensions ?? EMBEDDER_DIMENSIONS[embedder];
+  return EMBEDDER_DIMENSIONS[embedder];
+}
 
 export type Config = z.infer<typeof configSchema>;
 export type MemoryConfig = z.infer<typeof memorySchema>;

@@ -16,9 +16,13 @@ export interface FieldDef {
   ttlHours?: number;
   /** Enum only. */
   values?: string[];
+  /** Money only: ISO 4217 code of amounts said without a currency ("30,000"); a named one wins. */
+  currency?: string;
 }
 
 /** The agent's extraction schema: the only agent-specific input of the pipeline. */
 export interface ExtractionSchema {
   fields: FieldDef[];
+  /** The deployment's currency: the default `currency` of every money field without its own. */
+  currency?: string;
 }

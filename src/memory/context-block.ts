@@ -3,7 +3,7 @@ import { estimateTokens } from '../core/tokens.ts';
 import { turnDefect } from '../core/turn-check.ts';
 import type { ContextFact, FactValue, HotDocument, OutdatedMark, SessionContext, SessionSummary, TemporalEntity, Turn } from '../core/types.ts';
 import { annotate, factState, keyLabel, outdatedMarks, type FactState } from './fact-state.ts';
-import { memorySearchTool } from './search-tool.ts';
+import { memorySearchTool } from '../core/search-tool.ts';
 import { activeEntities } from './supersession.ts';
 import { formatValue } from '../text/values.ts';
 

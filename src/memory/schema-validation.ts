@@ -6,6 +6,8 @@ import type { ExtractionSchema, FieldDef } from '../core/schema.ts';
 export const MAX_SCHEMA_FIELDS = 200;
 
 const SNAKE_CASE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+const CURRENCY_CODE = /^[A-Za-z]{3}$/;
+const CURRENCY_MESSAGE = 'must be a three-letter ISO 4217 code (e.g. "INR")';
 
 const fieldSpec = z
   .strictObject({
@@ -21,8 +23,12 @@ const fieldSpec = z
       .max(24 * 365, 'at most a year')
       .optional(),
     values: z.array(z.string().trim().min(1, 'must not be empty')).optional(),
+    currency: z.string().regex(CURRENCY_CODE, CURRENCY_MESSAGE).optional(),
   })
   .superRefine((f, ctx) => {
+    if (f.currency !== undefined && f.type !== 'money') {
+      ctx.addIssue({ code: 'custom', path: ['currency'], message: `only allowed on money fields (this one is ${f.type})` });
+    }
     if (f.type === 'enum' && (!f.values || f.values.length === 0)) {
       ctx.addIssue({ code: 'custom', path: ['values'], message: 'an enum field needs a non-empty list of values' });
     }
@@ -41,6 +47,7 @@ const fieldSpec = z
 export const extractionSchemaSpec = z
   .strictObject({
     fields: z.array(fieldSpec).min(1, 'must declare at least one field').max(MAX_SCHEMA_FIELDS, `at most ${MAX_SCHEMA_FIELDS} fields`),
+    currency: z.string().regex(CURRENCY_CODE, CURRENCY_MESSAGE).optional(),
   })
   .superRefine((s, ctx) => {
     const seen = new Map<string, number>();
@@ -60,16 +67,22 @@ export const extractionSchemaSpec = z
 export function parseExtractionSchema(input: unknown): ExtractionSchema {
   const parsed = extractionSchemaSpec.safeParse(input);
   if (!parsed.success) throw new MemgateError('bad_request', `invalid extraction schema: ${describeIssues(parsed.error.issues)}`, { cause: parsed.error });
-  return {
+  const schemaCurrency = parsed.data.currency?.toUpperCase();
+  const schema: ExtractionSchema = {
     fields: parsed.data.fields.map((f) => {
       const def: FieldDef = { name: f.name, category: f.category, type: f.type, description: f.description };
       if (f.hints !== undefined) def.hints = f.hints;
       if (f.keyBy !== undefined) def.keyBy = f.keyBy;
       if (f.ttlHours !== undefined) def.ttlHours = f.ttlHours;
       if (f.values !== undefined) def.values = f.values;
+      // The schema's currency is the deployment's: every money field without its own inherits it.
+      const currency = f.currency?.toUpperCase() ?? (f.type === 'money' ? schemaCurrency : undefined);
+      if (currency !== undefined) def.currency = currency;
       return def;
     }),
   };
+  if (schemaCurrency !== undefined) schema.currency = schemaCurrency;
+  return schema;
 }
 
 const MAX_REPORTED_ISSUES = 5;

@@ -34,14 +34,14 @@ const PRONOUN_I = /^I(['’](m|ve|ll|d))?$/;
  * Stage 0 (docs/design.md §3): split the hot turns into kept and window. The last
  * `minKeptTurns` always stay (the last question–answer pair survives); up to
  * `maxKeptTurns` in all, the best-scoring other turns above SMART_KEEP_THRESHOLD
- * stay too. Both lists come back in seq order. Score = weights · (recency, question,
+ * stay too (an open question scores high; an answered one goes with its answer). Both lists come back in seq order. Score = weights · (recency, question,
  * density) divided by the weight sum, so the threshold holds for any weighting.
  */
 export function smartKeep(turns: readonly Turn[], cfg: SmartKeepConfig): SmartKeepResult {
   const ordered = [...turns].sort((a, b) => a.seq - b.seq);
   const n = ordered.length;
   const scores = new Map<string, number>();
-  ordered.forEach((t, i) => scores.set(t.turnId, scoreTurn(t, i, n, cfg.weights)));
+  ordered.forEach((t, i) => scores.set(t.turnId, scoreTurn(t, i, n, cfg.weights, answered(ordered, i))));
 
   const minKept = Math.max(0, Math.min(n, cfg.minKeptTurns));
   const maxKept = Math.max(minKept, cfg.maxKeptTurns);
@@ -59,10 +59,28 @@ export function smartKeep(turns: readonly Turn[], cfg: SmartKeepConfig): SmartKe
   };
 }
 
-/** Weighted, normalised score of the turn at position `index` of `count` (seq order). */
-export function scoreTurn(turn: Turn, index: number, count: number, weights: SmartKeepConfig['weights']): number {
+/**
+ * Has the other side spoken after the turn at `index` in its session? A question that was
+ * answered is no longer open: it leaves with its answer, so the two are compressed together
+ * (kept alone, the question stayed hot while its answer was archived without it, and neither
+ * ACU could say what was asked and answered).
+ */
+function answered(ordered: readonly Turn[], index: number): boolean {
+  const t = ordered[index]!;
+  for (let j = index + 1; j < ordered.length; j++) {
+    const u = ordered[j]!;
+    if (u.sessionId === t.sessionId && u.role !== t.role && (u.role === 'user' || u.role === 'agent')) return true;
+  }
+  return false;
+}
+
+/**
+ * Weighted, normalised score of the turn at position `index` of `count` (seq order). The
+ * question term counts an open question only: `answered` turns score as statements.
+ */
+export function scoreTurn(turn: Turn, index: number, count: number, weights: SmartKeepConfig['weights'], answered = false): number {
   const recency = count <= 1 ? 1 : index / (count - 1);
-  const question = isQuestion(turn.text) ? 1 : 0;
+  const question = !answered && isQuestion(turn.text) ? 1 : 0;
   const density = factDensity(turn.text);
   const total = weights.recency + weights.question + weights.density;
   if (total <= 0) return 0;

@@ -17,6 +17,8 @@ export interface ResolvedFact {
   statedAt?: string;
   /** Marked as a correction by the speaker: it retracts the current value instead of superseding it. */
   correction?: boolean;
+  /** The value no longer holds and nothing replaces it: the current record of this value ends (ExtractedFact.ended). */
+  ended?: boolean;
 }
 
 /** The part of the hot document stage 2 rewrites. */
@@ -105,7 +107,14 @@ export function applyFacts(state: MemoryState, facts: readonly ResolvedFact[], o
   const profileUpdated: string[] = [];
   for (const key of profileKeys) {
     const current = currentRecord(entities, key);
-    if (!current) continue;
+    if (!current) {
+      // Its value ended ("I no longer work at Infosys"): the profile no longer states one.
+      if (profile[key] !== undefined && !entities.some((e) => e.key === key && e.status === 'active')) {
+        delete profile[key];
+        profileUpdated.push(key);
+      }
+      continue;
+    }
     const prev = state.profile[key];
     if (!prev || !valuesEqual(prev.value, current.value) || prev.source !== current.source) profileUpdated.push(key);
     profile[key] = { value: cloneValue(current.value), updatedAt: current.validFrom, source: current.source, evidence: [...current.evidence] };
@@ -151,6 +160,7 @@ function applyOne(work: Work, f: ResolvedFact): void {
 
   const current = currentRecord(work.entities, f.key);
   const candidates = work.entities.filter((e) => e.key === f.key && e.status === 'active' && e !== current);
+  if (f.ended === true) return end(work, f, current, candidates);
   if (current && Date.parse(statedAt(f)) < saidMs(current)) return insertHistory(work, f);
   if (current && valuesEqual(current.value, f.value)) {
     confirm(work, current, f);
@@ -175,6 +185,20 @@ function applyOne(work: Work, f: ResolvedFact): void {
   if (!current) return linkAfterLast(work, rec);
   if (f.correction === true || Date.parse(f.validFrom) <= Date.parse(current.validFrom)) retract(work, current, rec);
   else supersede(work, current, rec);
+}
+
+/**
+ * "I stopped taking metformin": the current record of that value ends where the statement puts
+ * it (never before it began) and nothing follows it; an inferred candidate of that value is
+ * dropped. Said before the current record was, or of another value, it changes nothing.
+ */
+function end(work: Work, f: ResolvedFact, current: TemporalEntity | undefined, candidates: readonly TemporalEntity[]): void {
+  for (const c of candidates) if (valuesEqual(c.value, f.value) && c.source === 'inferred' && current) retract(work, c, current);
+  if (!current || !valuesEqual(current.value, f.value) || Date.parse(statedAt(f)) < saidMs(current)) return;
+  work.superseded.push(current.id);
+  current.status = 'superseded';
+  current.validUntil = Date.parse(f.validFrom) > Date.parse(current.validFrom) ? f.validFrom : current.validFrom;
+  for (const id of f.evidence) if (!current.evidence.includes(id)) current.evidence.push(id);
 }
 
 function supersede(work: Work, old: TemporalEntity, by: TemporalEntity): void {

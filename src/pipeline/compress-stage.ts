@@ -18,12 +18,30 @@ export interface CompressDeps {
   acus: AcuIndex;
 }
 
-/** Split turns into consecutive segments of at most `size` turns (docs/design.md §3: ≤ 5). */
-export function segment<T>(turns: readonly T[], size: number): T[][] {
+/**
+ * Split turns into consecutive segments of at most `size` turns (docs/design.md §3: ≤ 5). A turn
+ * for which `keepWithNext` holds (a question) does not end a segment when the turn after it
+ * exists: the segment ends before it, so the question and its answer are compressed together.
+ * A segment never shrinks below half its size for this.
+ */
+export function segment<T>(turns: readonly T[], size: number, keepWithNext: (t: T) => boolean = () => false): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < turns.length; i += size) out.push(turns.slice(i, i + size));
+  let i = 0;
+  while (i < turns.length) {
+    let end = Math.min(i + size, turns.length);
+    if (end < turns.length && size > 1) {
+      let cut = end;
+      while (cut - i > Math.max(1, Math.floor(size / 2)) && keepWithNext(turns[cut - 1]!)) cut--;
+      if (!keepWithNext(turns[cut - 1]!)) end = cut;
+    }
+    out.push(turns.slice(i, end));
+    i = end;
+  }
   return out;
 }
+
+/** A turn that ends on a question: its answer gives it meaning, and its words find the answer. */
+const asks = (t: Turn): boolean => /\?["')\]]*\s*$/.test(t.text.trim());
 
 /** Whitespace- and case-folded text: the identity of an ACU for its content hash. */
 export function contentHashOf(text: string): string {
@@ -49,7 +67,7 @@ export async function compressWindow(
 ): Promise<CompressOutcome> {
   if (window.length === 0) return { acus: [], suppressed: 0 };
   const userName = typeof opts.knownProfile['full_name'] === 'string' ? opts.knownProfile['full_name'] : typeof opts.knownProfile['name'] === 'string' ? opts.knownProfile['name'] : undefined;
-  const segments = segment(window, opts.segmentTurns);
+  const segments = segment(window, opts.segmentTurns, asks);
   const drafts = (await Promise.all(segments.map((turns) => deps.extractor.compress({ turns, now: opts.now, ...(userName ? { userName } : {}) })))).flat();
   const byId = new Map(window.map((t) => [t.turnId, t]));
   const cleaned = dedupeDrafts(

@@ -46,6 +46,7 @@ export function resolveFacts(facts: readonly ExtractedFact[], schema: Extraction
       evidence: [...new Set(evidenceTurns.map((t) => t.turnId))],
     };
     if (fact.correction === true) resolved.correction = true;
+    if (fact.ended === true) resolved.ended = true;
     out.push(resolved);
   }
   // Statement order: the newest statement is current truth (docs/protocol.md, Memory semantics).

@@ -29,6 +29,12 @@ export interface ExtractedFact {
    * value instead of superseding it (docs/protocol.md, Memory semantics).
    */
   correction?: boolean;
+  /**
+   * The speaker says this value no longer holds and names nothing in its place ("I stopped
+   * taking metformin"): the key's current record of this value ends at `validFrom`
+   * (superseded, no successor). A value that is not current is left as it is.
+   */
+  ended?: boolean;
 }
 
 /** Stage 3 input: one segment of at most `segmentTurns` turns. */

@@ -18,9 +18,9 @@ export function isMoney(v: unknown): v is Money {
   return typeof v === 'object' && v !== null && typeof (v as Money).amount === 'number' && typeof (v as Money).currency === 'string';
 }
 
-/** The currency a bare amount of this field is in: one its description or hints name, else USD. */
+/** The currency a bare amount of this field is in: its declared one, else one its description or hints name, else USD. */
 export function defaultCurrency(field: FieldDef): string {
-  return currencyMentioned([field.description, ...(field.hints ?? [])].join(' ')) ?? 'USD';
+  return field.currency ?? currencyMentioned([field.description, ...(field.hints ?? [])].join(' ')) ?? 'USD';
 }
 
 /**

@@ -270,6 +270,8 @@ describe('OfflineExtractor.extract: rental verification and healthcare', () => {
       { field: 'dosage', value: '500 mg twice a day', source: 'explicit', evidence: ['h-1'], validFrom: '2026-01-12T00:00:00.000Z' },
       { field: 'symptom', value: 'knee pain', source: 'explicit', evidence: ['h-2'] },
       { field: 'pain_level', value: 6, source: 'explicit', evidence: ['h-2'] },
+      // An ending names what held until then; the resolver ends it only if it is current.
+      { field: 'medication', value: 'ibuprofen', source: 'explicit', evidence: ['h-3'], validFrom: '2026-01-14T00:00:00.000Z', ended: true },
       { field: 'appointment', value: '2026-01-22T10:00:00.000Z', source: 'confirmed', evidence: ['h-4', 'h-5'] },
     ]);
   });
@@ -349,6 +351,22 @@ describe('OfflineExtractor.compress', () => {
     expect(acus.map((a) => [a.text, a.turnRefs])).toEqual([
       ['Rajiv Kumar (user) asked "Does the flat allow pets?" and Asha (agent) answered "yes, small pets are fine", as of 2026-01-15.', ['q-0', 'q-1']],
     ]);
+  });
+
+  it('pairs a question with the first sentence of a full answer past its thanks, and keeps the answer on its own too', async () => {
+    const acus = await compress(
+      turns('w', [
+        { role: 'user', speaker: 'Meera Shah', at: '2026-01-15T10:00:00Z', text: 'What made you pick Wakad for the office?' },
+        { role: 'agent', speaker: 'Priya', at: '2026-01-15T10:00:05Z', text: 'Thanks, Meera! I wanted a short commute for the whole team. It also has good schools.' },
+      ]),
+    );
+    expect(acus.map((a) => [a.text, a.turnRefs])).toEqual(
+      [
+        ['Meera Shah (user) asked "What made Priya pick Wakad for the office?" and Priya (agent) answered "Priya wanted a short commute for the whole team"', ['w-0', 'w-1']],
+        ['Priya (agent) wanted a short commute for the whole team', ['w-1']],
+        ['Priya (agent) said it also has good schools', ['w-1']],
+      ].map(([t, r]) => [`${String(t)}, as of 2026-01-15.`, r]),
+    );
   });
 
   it('keeps verb agreement when rewriting first and second person', async () => {

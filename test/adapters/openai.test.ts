@@ -96,6 +96,7 @@ describe('OpenAiExtractor.extract', () => {
     for (const id of ids) expect(prompt).toContain(id);
     expect(prompt).toContain('"approved for"');
     expect(prompt).toContain('keyed by property');
+    expect(prompt).toContain('ended: true when the user says a value no longer holds');
     expect(prompt).toContain('"shortlisted", "rejected"');
     expect(prompt).toContain('2026-01-15T10:00:00.000Z');
     expect(prompt).toContain('"asrConfidence":0.93');
@@ -261,6 +262,7 @@ describe('OpenAiExtractor.extract: memory semantics (corrections, confidence, ke
           { field: 'city', qualifier: null, value: 'Chennai', source: 'explicit', validFrom: null, correction: false, evidence: ['u-live'] },
           { field: 'city', qualifier: null, value: 'Mysore', source: 'explicit', validFrom: '2025-12-15T10:01:00Z', correction: true, evidence: ['u-moved'] },
           { field: 'date_of_birth', qualifier: null, value: '1990-03-21', source: 'explicit', validFrom: null, correction: true, evidence: ['u-dob'] },
+          { field: 'city', qualifier: null, value: 'Mysore', source: 'explicit', validFrom: null, correction: false, ended: true, evidence: ['u-moved'] },
           { field: 'offered_rent', qualifier: 'MG Road', value: { amount: 30_000, currency: 'INR' }, source: 'explicit', validFrom: null, correction: false, evidence: ['u-rent'] },
           { field: 'offered_rent', qualifier: 'Indiranagar', value: { amount: 45_000, currency: 'INR' }, source: 'explicit', validFrom: null, correction: false, evidence: ['u-rent'] },
           // The model slips: the agent's own office number, resting on the agent turn only.
@@ -275,6 +277,7 @@ describe('OpenAiExtractor.extract: memory semantics (corrections, confidence, ke
       { field: 'city', value: 'Chennai', source: 'explicit', evidence: ['u-live'] },
       { field: 'city', value: 'Mysore', source: 'explicit', validFrom: '2025-12-15T10:01:00.000Z', correction: true, evidence: ['u-moved'] },
       { field: 'date_of_birth', value: '1990-03-21', source: 'explicit', correction: true, evidence: ['u-dob'] },
+      { field: 'city', value: 'Mysore', source: 'explicit', ended: true, evidence: ['u-moved'] },
       { field: 'offered_rent', qualifier: 'MG Road', value: { amount: 30_000, currency: 'INR' }, source: 'explicit', evidence: ['u-rent'] },
       { field: 'offered_rent', qualifier: 'Indiranagar', value: { amount: 45_000, currency: 'INR' }, source: 'explicit', evidence: ['u-rent'] },
       { field: 'phone', value: '9845012345', source: 'inferred', evidence: ['a-read', 'u-yes'] },

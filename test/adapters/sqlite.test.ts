@@ -67,6 +67,7 @@ acuIndexContract(
   closeDb,
 );
 acuIndexContract('sqlite file', async () => new SqliteAcuIndex(fileDb));
+acuIndexContract('sqlite file, dimensions set by the embedder', async () => new SqliteAcuIndex(fileDb, { dimensions: 384 }));
 
 describe('openSqlite', () => {
   it('creates parent directories and runs in WAL with synchronous NORMAL', () => {
@@ -190,6 +191,24 @@ describe('SQLite stores share one file', () => {
 });
 
 describe('SqliteAcuIndex (adapter-only)', () => {
+  it("follows the embedder's dimensions: rows of an earlier embedder are skipped, other sizes refused", async () => {
+    const db = openSqlite(':memory:');
+    try {
+      const scope = randomScope();
+      // Written by a 384-d embedder, then the deployment switches to a 512-d one.
+      await new SqliteAcuIndex(db).upsert(scope, [makeAcu(scope, 'old fact', unitVector({ 1: 1 }))]);
+      const index = new SqliteAcuIndex(db, { dimensions: 512 });
+      expect(await index.search(scope, unitVector({ 1: 1 }, 512), 5)).toEqual([]);
+      await index.upsert(scope, [makeAcu(scope, 'new fact', unitVector({ 1: 1 }, 512))]);
+      expect((await index.search(scope, unitVector({ 1: 1 }, 512), 5)).map((h) => h.acu.text)).toEqual(['new fact']);
+      expect((await index.keywordSearch(scope, 'fact', 5)).map((h) => h.acu.text).sort()).toEqual(['new fact', 'old fact']);
+      await expect(index.upsert(scope, [makeAcu(scope, 'wrong size', unitVector({ 1: 1 }))])).rejects.toThrow(/384-d embedding, the index holds 512-d/);
+      await expect(index.search(scope, unitVector({ 1: 1 }), 5)).rejects.toThrow(/384 dimensions, the index holds 512-d/);
+    } finally {
+      db.close();
+    }
+  });
+
   it('finds the same top-k as a brute-force reference over 10,000 random 384-d vectors', async () => {
     const db = openSqlite(':memory:');
     const index = new SqliteAcuIndex(db);

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,8 @@ import { REPO_ROOT } from '../support/processes.ts';
 /**
  * memgate as a user installs and runs it: `npm pack` (which builds dist/ on
  * `prepare`), the tarball installed into a fresh project whose plain .mjs
- * script imports `memgate` and `memgate/client`; and `npm start` as one
+ * script imports `memgate` and `memgate/client`, then `memgate/livekit` once
+ * the project adds its optional peer `@livekit/agents`; and `npm start` as one
  * process that a SIGTERM or SIGINT stops gracefully with exit 0.
  */
 let dir: string;
@@ -55,7 +56,33 @@ await mg.close();
     );
     const out = execFileSync(process.execPath, ['call.mjs'], { cwd: proj, encoding: 'utf8', timeout: 30_000 });
     expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ ack: { turnId: 't1', seq: 1, duplicate: false }, facts: ['budget'], block: true, error: 'function' });
-  }, 300_000);
+
+    // memgate/livekit needs its optional peer: without it the import names the missing package.
+    writeFileSync(join(proj, 'lk.mjs'), `await import('memgate/livekit').then(() => console.log('loaded'), (e) => console.log(e.code, e.message.includes('@livekit/agents')));\n`);
+    expect(execFileSync(process.execPath, ['lk.mjs'], { cwd: proj, encoding: 'utf8', timeout: 30_000 }).trim()).toBe('ERR_MODULE_NOT_FOUND true');
+    const agentsVersion = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@livekit/agents']!;
+    execFileSync('npm', ['install', `@livekit/agents@${agentsVersion}`, '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: proj,
+      stdio: 'pipe',
+      timeout: 240_000,
+    });
+    writeFileSync(
+      join(proj, 'lk.mjs'),
+      `import { createMemgate } from 'memgate';
+import { MemgateMemory } from 'memgate/livekit';
+import { voice } from '@livekit/agents';
+const mg = await createMemgate({ sqlite: { path: ':memory:' }, log: { level: 'error' } });
+const { url } = await mg.listen({ port: 0 });
+const memory = await MemgateMemory.start({ url, agentId: 'estate', userId: 'asha', logger: { info() {}, warn: console.error } });
+const agent = new voice.Agent({ instructions: memory.instructions('You are Maya.'), tools: memory.tools() });
+await memory.end();
+console.log(JSON.stringify({ block: agent.instructions.startsWith('You are Maya.') && agent.instructions.includes(memory.context.contextBlock.trim()), tools: Object.keys(agent.toolCtx.functionTools) }));
+await mg.close();
+`,
+    );
+    const lk = execFileSync(process.execPath, ['lk.mjs'], { cwd: proj, encoding: 'utf8', timeout: 30_000 });
+    expect(JSON.parse(lk.trim().split('\n').pop()!)).toEqual({ block: true, tools: ['memory_search'] });
+  }, 420_000);
 });
 
 async function waitListening(proc: ReturnType<typeof spawn>): Promise<string> {

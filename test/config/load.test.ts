@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/processes.ts';
 import { UsageError, assertServeSafe, configNotices, loadConfig, parseCommandLine } from '../../src/config/load.ts';
+import { embedderDimensions } from '../../src/config/schema.ts';
 
 const load = (argv: string[], env: Record<string, string> = {}) => loadConfig(argv, env, 'config');
 const messageOf = (fn: () => unknown): string => {
@@ -64,6 +65,22 @@ describe('configuration', () => {
     expect(c.adapters.extractor).toBe('openai');
     expect(c.adapters.embedder).toBe('openai');
     expect(c.llm.baseURL).toBe('http://127.0.0.1:9/v1');
+  });
+
+  it('switches among the four embedders, with a clear error for any other value and a wrong size', () => {
+    for (const name of ['offline', 'use-lite', 'fused', 'openai']) expect(load([], { MEMGATE_EMBEDDER: name }).adapters.embedder).toBe(name);
+    expect(embedderDimensions(load([]))).toBe(384);
+    expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'use-lite' }))).toBe(512);
+    expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'fused' }))).toBe(896);
+    expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'openai', MEMGATE_EMBEDDINGS_DIMENSIONS: '1536' }))).toBe(1536);
+    expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'use-lite', MEMGATE_EMBEDDINGS_DIMENSIONS: '512' }))).toBe(512);
+    expect(messageOf(() => load([], { MEMGATE_EMBEDDER: 'minilm' }))).toMatch(/MEMGATE_EMBEDDER="minilm".*adapters\.embedder: expected one of offline, use-lite, fused, openai/);
+    expect(messageOf(() => load([], { MEMGATE_EMBEDDER: 'use-lite', MEMGATE_EMBEDDINGS_DIMENSIONS: '384' }))).toMatch(
+      /MEMGATE_EMBEDDINGS_DIMENSIONS="384".*use-lite embedder makes 512-d vectors.*leave embeddings\.dimensions/,
+    );
+    expect(messageOf(() => load([], { MEMGATE_EMBEDDER: 'fused', MEMGATE_EMBEDDINGS_DIMENSIONS: '512' }))).toMatch(/fused embedder makes 896-d/);
+    const env = { MEMGATE_EMBEDDER: 'use-lite', MEMGATE_EMBEDDINGS_BASE_URL: 'http://127.0.0.1:9/v1' };
+    expect(configNotices(load([], env), env)).toEqual([expect.stringMatching(/embedder is use-lite; set MEMGATE_EMBEDDER=openai/)]);
   });
 
   it('says when an LLM endpoint is configured but the offline extractor ignores it', () => {

@@ -55,6 +55,17 @@ describe('parseExtractionSchema', () => {
     expect(messageOf(withField(1, { values: ['a'] }))).toContain('fields[1].values: only allowed on enum fields');
   });
 
+  it('takes a currency for bare amounts: the schema default goes to money fields without their own', () => {
+    const fields = [...good.fields, { name: 'deposit', category: 'temporal', type: 'money', description: 'Deposit', currency: 'usd' }];
+    const out = parseExtractionSchema({ currency: 'inr', fields });
+    expect(out.currency).toBe('INR');
+    expect(out.fields.find((f) => f.name === 'budget')!.currency).toBe('INR');
+    expect(out.fields.find((f) => f.name === 'deposit')!.currency).toBe('USD');
+    expect(out.fields.find((f) => f.name === 'full_name')!.currency).toBeUndefined();
+    expect(messageOf(withField(0, { currency: 'INR' }))).toContain('fields[0].currency: only allowed on money fields (this one is string)');
+    expect(messageOf({ ...good, currency: 'rupees' })).toContain('currency: must be a three-letter ISO 4217 code');
+  });
+
   it('allows ttlHours only on ephemeral fields, and only positive', () => {
     expect(messageOf(withField(1, { ttlHours: 12 }))).toContain('fields[1].ttlHours: only meaningful for ephemeral fields (this one is temporal)');
     expect(messageOf(withField(2, { ttlHours: 0 }))).toContain('fields[2].ttlHours: must be positive');

@@ -20,11 +20,20 @@ describe('smartKeep', () => {
     expect(out.window.map((t) => t.seq)).toEqual([1, 2, 3, 4]);
   });
 
-  it('favours questions over plain turns of the same age', () => {
-    const ts = turns(['ok fine', 'sure', 'Can you send me the brochure?', 'yes', 'thanks', 'noted', 'ok', 'bye']);
+  it('favours an open question over plain turns of the same age', () => {
+    // The user's question at 5 has had no answer yet (only the user spoke after it).
+    const ts = turns(['ok fine', 'sure', 'ok', 'noted', 'Can you send me the brochure?']).map((t) => ({ ...t, role: t.seq >= 5 ? ('user' as const) : t.role }));
+    ts.push({ ...ts[4]!, turnId: 'turn-6', seq: 6, text: 'and the floor plan', ts: ts[4]!.ts + 5000 }, { ...ts[4]!, turnId: 'turn-7', seq: 7, text: 'thanks', ts: ts[4]!.ts + 10000 });
+    const out = smartKeep(ts, { minKeptTurns: 1, maxKeptTurns: 2, weights });
+    expect(out.kept.map((t) => t.seq)).toEqual([5, 7]);
+    expect(out.scores.get('turn-5')!).toBeGreaterThan(out.scores.get('turn-6')!);
+  });
+
+  it('lets an answered question leave with its answer, so they are compressed together', () => {
+    const ts = turns(['ok fine', 'sure', 'Can you send me the brochure?', 'Yes, I will email it today.', 'thanks', 'noted', 'ok', 'bye']);
     const out = smartKeep(ts, { minKeptTurns: 2, maxKeptTurns: 3, weights });
-    expect(out.kept.map((t) => t.seq)).toEqual([3, 7, 8]);
-    expect(out.scores.get('turn-3')!).toBeGreaterThan(out.scores.get('turn-4')!);
+    expect(out.window.map((t) => t.seq)).toEqual(expect.arrayContaining([3, 4]));
+    expect(out.kept.map((t) => t.seq)).not.toContain(3);
   });
 
   it('keeps only turns above the threshold beyond the minimum', () => {

@@ -277,3 +277,36 @@ describe('applyFacts: confidence order', () => {
     ]);
   });
 });
+
+/** "I stopped taking metformin": a value that no longer holds, with nothing in its place. */
+describe('applyFacts: an ended value', () => {
+  const medication: FieldDef = { name: 'medication', category: 'temporal', type: 'string', description: 'Medication' };
+  const employer: FieldDef = { name: 'employer', category: 'profile', type: 'string', description: 'Employer' };
+  const ended = (f: ResolvedFact): ResolvedFact => ({ ...f, ended: true });
+
+  it('ends the current record where the statement puts it, with no successor; restating it later starts a new one', () => {
+    const a = applyFacts(empty(), [fact(medication, 'metformin', '2026-01-05T10:00:00Z', ['m1'])], opts());
+    const b = applyFacts(a, [ended(fact(medication, 'metformin', '2026-01-29T00:00:00Z', ['m2']))], opts());
+    const rec = b.entities.find((e) => e.value === 'metformin')!;
+    expect(rec).toMatchObject({ status: 'superseded', validUntil: '2026-01-29T00:00:00Z', supersededBy: null, evidence: ['m1', 'm2'] });
+    expect(b.superseded.map((e) => e.id)).toEqual([rec.id]);
+    expect(activeEntities(b.entities, NOW)).toEqual([]);
+    expect(applyFacts(b, [ended(fact(medication, 'metformin', '2026-01-29T00:00:00Z', ['m2']))], opts()).entities).toEqual(b.entities);
+    const c = applyFacts(b, [fact(medication, 'metformin', '2026-03-01T00:00:00Z', ['m3'])], opts());
+    expect(chainOf(c.entities, 'medication').map((e) => e.status)).toEqual(['superseded', 'active']);
+  });
+
+  it('changes nothing when the ended value is not the current one', () => {
+    const a = applyFacts(empty(), [fact(medication, 'metformin', '2026-01-05T10:00:00Z', ['m1'])], opts());
+    const b = applyFacts(a, [ended(fact(medication, 'ibuprofen', '2026-01-20T00:00:00Z', ['m2']))], opts());
+    expect(b.entities).toEqual(a.entities);
+    expect(b.superseded).toEqual([]);
+  });
+
+  it('drops the profile projection of an ended profile value', () => {
+    const a = applyFacts(empty(), [fact(employer, 'Infosys', '2026-01-05T10:00:00Z', ['e1'])], opts());
+    const b = applyFacts(a, [ended(fact(employer, 'Infosys', '2026-01-20T00:00:00Z', ['e2']))], opts());
+    expect(b.profile.employer).toBeUndefined();
+    expect(b.profileUpdated).toEqual(['employer']);
+  });
+});

@@ -3,8 +3,4 @@
  * asserts they still fail, so a fix is noticed (and the entry removed) instead
  * of passing silently.
  */
-export const KNOWN_GAPS: Record<string, string> = {
-  'rent-two-flats': 'no currency is said and none is inferred from the deployment: bare 30,000 is stored as USD',
-  'rent-k': 'no currency is said: "35k a month" is stored as USD',
-  'hc-stopped-medication': '"I stopped taking metformin": an ended fact with no new value has no extraction form yet (the port carries values, not endings), so metformin stays current',
-};
+export const KNOWN_GAPS: Record<string, string> = {};

@@ -1,6 +1,7 @@
 /**
  * A local OpenAI-compatible HTTP server for tests and benchmarks: `POST /v1/chat/completions`
- * and `POST /v1/embeddings` over real node:http, with scripted chat replies and failure modes.
+ * (plain or `stream: true` server-sent chunks, text or tool calls) and `POST /v1/embeddings`
+ * over real node:http, with scripted chat replies and failure modes.
  * Node built-ins only, because bench/ imports it too.
  */
 import { createHash } from 'node:crypto';
@@ -24,6 +25,17 @@ export interface FakeControl {
   mode?: 'garbage' | 'truncated' | 'hang';
   content?: unknown;
   finishReason?: string;
+  /** Answer with these tool calls (finish reason `tool_calls`); `arguments` that are not a string are JSON-stringified. */
+  toolCalls?: FakeToolCall[];
+  /** With `stream: true`: a pause before each streamed piece after the first (a model speaking slowly, for barge-in). */
+  chunkDelayMs?: number;
+}
+
+/** One scripted tool call of a chat reply. */
+export interface FakeToolCall {
+  name: string;
+  arguments: unknown;
+  id?: string;
 }
 
 /** A scripted chat reply: a string (raw content), a control object, or any JSON-able content. */
@@ -35,7 +47,9 @@ export type FakeChatHandler = (body: FakeChatBody) => FakeChatReply | Promise<Fa
 /** The parts of a chat completion request body the fake and the tests look at. */
 export interface FakeChatBody {
   model: string;
-  messages: Array<{ role: string; content: string }>;
+  messages: Array<{ role: string; content: string; tool_call_id?: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> }>;
+  tools?: Array<{ type: string; function: { name: string; description?: string; parameters?: unknown } }>;
+  stream?: boolean;
   response_format?: { type: string; json_schema?: { name: string; strict?: boolean; schema: Record<string, unknown> } };
   [key: string]: unknown;
 }
@@ -81,7 +95,7 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
-const CONTROL_KEYS = new Set(['status', 'message', 'headers', 'delayMs', 'mode', 'content', 'finishReason']);
+const CONTROL_KEYS = new Set(['status', 'message', 'headers', 'delayMs', 'mode', 'content', 'finishReason', 'toolCalls', 'chunkDelayMs']);
 
 /** Deterministic bag-of-words vector (not normalised): texts sharing words get a positive cosine. */
 export function fakeEmbedding(text: string, dimensions: number): Float32Array {
@@ -167,7 +181,6 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
 
   const chat = async (body: FakeChatBody, res: ServerResponse) => {
     if (applyMode(res)) return;
-    if (body.stream === true) return sendError(res, 400, 'fake: streaming is not supported');
     const scripted = queue.length > 0 ? queue.shift() : undefined;
     const reply = scripted !== undefined ? scripted : handler ? await handler(body) : defaultReply(body);
     const control: FakeControl = isControl(reply) ? reply : { content: reply };
@@ -187,19 +200,36 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
           ? control.content
           : JSON.stringify(control.content ?? defaultReply(body));
     completions += 1;
-    sendJson(
-      res,
-      200,
-      {
-        id: `chatcmpl-fake-${completions}`,
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model: body.model,
-        choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: control.finishReason ?? 'stop', logprobs: null }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      },
-      control.headers,
-    );
+    const id = `chatcmpl-fake-${completions}`;
+    const created = Math.floor(Date.now() / 1000);
+    const toolCalls = control.toolCalls?.map((c, index) => ({
+      index,
+      id: c.id ?? `call_fake_${completions}_${index}`,
+      type: 'function' as const,
+      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) },
+    }));
+    const finishReason = control.finishReason ?? (toolCalls ? 'tool_calls' : 'stop');
+    const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+    if (body.stream === true) {
+      // Server-sent chunks as OpenAI streams them: role + content (or tool calls), the finish reason, usage, [DONE].
+      if (res.destroyed) return;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...control.headers });
+      const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices, ...extra })}\n\n`);
+      if (toolCalls) chunk([{ index: 0, delta: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: null }]);
+      else
+        for (const [i, piece] of splitWords(content).entries()) {
+          if (i > 0 && control.chunkDelayMs) await wait(control.chunkDelayMs);
+          if (res.destroyed) return;
+          chunk([{ index: 0, delta: i === 0 ? { role: 'assistant', content: piece } : { content: piece }, finish_reason: null }]);
+        }
+      chunk([{ index: 0, delta: {}, finish_reason: finishReason }]);
+      if ((body['stream_options'] as { include_usage?: boolean } | undefined)?.include_usage) chunk([], { usage });
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    const message = toolCalls ? { role: 'assistant', content: null, tool_calls: toolCalls.map(({ index: _i, ...c }) => c), refusal: null } : { role: 'assistant', content, refusal: null };
+    sendJson(res, 200, { id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }], usage }, control.headers);
   };
 
   const embeddings = async (body: Record<string, unknown>, res: ServerResponse) => {
@@ -248,12 +278,18 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   return fake;
 }
 
+/** A streamed reply arrives in a few pieces, as a real model's does: words with their trailing spaces. */
+function splitWords(text: string): string[] {
+  const pieces = text.match(/\S+\s*|\s+/g) ?? [];
+  return pieces.length > 0 ? pieces : [''];
+}
+
 function isControl(reply: unknown): reply is FakeControl {
   if (reply === null || typeof reply !== 'object' || Array.isArray(reply)) return false;
   const keys = Object.keys(reply);
   if (keys.length === 0 || !keys.every((k) => CONTROL_KEYS.has(k))) return false;
   const r = reply as FakeControl;
-  return typeof r.status === 'number' || typeof r.delayMs === 'number' || typeof r.mode === 'string' || 'content' in r;
+  return typeof r.status === 'number' || typeof r.delayMs === 'number' || typeof r.mode === 'string' || 'content' in r || Array.isArray(r.toolCalls);
 }
 
 /** With a json_schema response format: the emptiest valid instance (`{facts: []}`); else "ok". */

@@ -1,5 +1,6 @@
 import type { Turn } from '../../core/types.ts';
 import { looksPast } from '../../text/dates.ts';
+import { STOPWORDS } from '../../core/stopwords.ts';
 import { wordsToDigits } from '../../text/numbers.ts';
 
 /** A sentence or sub-sentence of a turn, with the cheap signals the extractor's rules need. */
@@ -143,4 +144,21 @@ export function isFiller(text: string): boolean {
     .split(/\s+/)
     .filter(Boolean);
   return words.every((w) => FILLER_WORDS.has(w) || FILLER_EXTRA.has(w) || FILLER_WORDS.has(w.replace(/-/g, '')));
+}
+
+/**
+ * Words of a sentence that carry content: not function words, not small talk ("awesome",
+ * "thanks", "wow"), longer than two letters. "It was awesome, Mel" has none; "the pottery class
+ * was awesome" has two.
+ */
+export function contentWords(text: string): number {
+  let n = 0;
+  for (const w of text
+    .toLowerCase()
+    .replace(/[’‘]/g, "'")
+    .split(/[^a-z0-9']+/)) {
+    const word = w.replace(/^'+|'+$/g, '').replace(/'s$/, '');
+    if (word.length > 2 && !STOPWORDS.has(word) && !FILLER_WORDS.has(word) && !FILLER_EXTRA.has(word)) n++;
+  }
+  return n;
 }

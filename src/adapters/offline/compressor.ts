@@ -2,7 +2,7 @@ import { iso } from '../../core/clock.ts';
 import type { Turn } from '../../core/types.ts';
 import type { AcuDraft, CompressionInput } from '../../ports/extractor.ts';
 import { looksPast, rewriteDates, ymd } from '../../text/dates.ts';
-import { adjacent, isConfirmation, isFiller, isQuestion, splitSentences } from './clauses.ts';
+import { adjacent, contentWords, isConfirmation, isFiller, isQuestion, splitSentences } from './clauses.ts';
 import { rewritePronouns, thirdPerson, type Voices } from './pronouns.ts';
 import { captureName } from './text-capture.ts';
 
@@ -67,18 +67,19 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
     if (t.role === 'agent' && !segAgent && !learnedAgent) learnedAgent = /\b(?:[Tt]his is|[Mm]y name is|I'm|I am)\s+([A-Z][a-z]+)\b(?=\s+(?:from|with|at|calling|here)\b)/.exec(t.text)?.[1];
     const names = namesFor(t);
     const sentences = splitSentences(t.text).slice(consumed.get(t.turnId) ?? 0);
+    const own = new TurnBodies();
     const after = turns[i + 1];
     if (t.role === 'user') {
       // The user's last question, answered by the agent's next turn, is one fact with its answer.
       const replied = after?.role === 'agent' && adjacent(t, after, input.turns) ? after : undefined;
       const uqi = sentences.findLastIndex((s) => isQuestion(s));
-      const reply = replied && uqi >= 0 ? splitSentences(replied.text)[0] : undefined;
-      const mergeAt = reply && replied && answers(reply) && !PHATIC_Q_RE.test(strip(sentences[uqi]!)) ? uqi : -1;
+      const reply = replied && uqi >= 0 ? replyOf(replied, namesFor(replied)) : null;
+      const mergeAt = reply && answers(reply.text) && !PHATIC_Q_RE.test(strip(sentences[uqi]!)) ? uqi : -1;
       for (const [si, s] of sentences.entries()) {
-        if (si === mergeAt) {
-          const agentNames = namesFor(replied!);
-          drafts.push(draft(mergeAnswer(s, t, reply!, replied!, party(agentNames, 'user'), party(agentNames, 'agent')), [t, replied!], replied!));
-          consumed.set(replied!.turnId, 1);
+        if (si === mergeAt && reply && replied) {
+          const agentNames = namesFor(replied);
+          drafts.push(draft(mergeAnswer(s, t, reply.text, replied, party(agentNames, 'user'), party(agentNames, 'agent')), [t, replied], replied));
+          if (dependent(reply.text)) consumed.set(replied.turnId, reply.index + 1);
           continue;
         }
         if (!learned && !segUser) {
@@ -88,30 +89,76 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
         }
         const intro = /^(?:(?:hi|hello|hey)\b[^,]*,\s*)?(?:my name(?:'s|\s+is)|this is|i am|i'm)\s+/i.exec(s.replace(/[’‘]/g, "'"));
         const self = intro ? captureName(s, intro[0].length, /name/i.test(intro[0]), true) : null;
-        const text = self && strip(s).endsWith(self.value) ? `The user's name is ${self.value}` : userSentence(s, t, names);
-        if (text) drafts.push(draft(text, [t], t));
+        if (self && strip(s).endsWith(self.value)) own.add(`The user's name is ${self.value}`, 2);
+        else if (!isFiller(withoutNames(s, names))) own.add(statement(s, t, userVoices(names), names, 'user'), isQuestion(s) ? 2 : contentWords(withoutNames(s, names)));
       }
+      for (const body of own.end()) drafts.push(draft(body, [t], t));
       return;
     }
     const next = after?.role === 'user' && adjacent(t, after, input.turns) ? after : undefined;
     const qi = sentences.findLastIndex((s) => isQuestion(s));
     for (const [si, s] of sentences.entries()) {
       if (si === qi || isQuestion(s) || isFiller(withoutNames(s, names))) continue;
-      drafts.push(draft(agentIntro(s, t, names) ?? statement(s, t, agentVoices(names), names, 'agent'), [t], t));
+      const intro = agentIntro(s, t, names);
+      own.add(intro ?? statement(s, t, agentVoices(names), names, 'agent'), intro ? 2 : contentWords(withoutNames(s, names)));
     }
-    const answer = next ? splitSentences(next.text)[0] : undefined;
+    for (const body of own.end()) drafts.push(draft(body, [t], t));
+    const reply = next ? replyOf(next, namesFor(next)) : null;
+    const answer = reply?.text;
     // "Am I speaking with Meera Shah?" answered "Yes" names the caller for the rest of the segment.
     const asked = qi >= 0 ? /\b(?:speaking (?:with|to)|talking (?:with|to)|is this)\s+/i.exec(sentences[qi]!) : null;
     if (asked && answer && !segUser && !learned && isConfirmation(answer)) {
       learned = captureName(sentences[qi]!, asked.index + asked[0].length, false, true)?.value;
     }
-    if (next && answer && qi >= 0 && dependent(answer) && !PHATIC_Q_RE.test(strip(sentences[qi]!))) {
+    if (next && reply && answer && qi >= 0 && !isQuestion(answer) && !PHATIC_Q_RE.test(strip(sentences[qi]!))) {
       const nextNames = namesFor(next);
       drafts.push(draft(mergeAnswer(sentences[qi]!, t, answer, next, party(nextNames, 'agent'), party(nextNames, 'user')), [t, next], next));
-      consumed.set(next.turnId, 1);
+      if (dependent(answer)) consumed.set(next.turnId, reply.index + 1);
     }
   });
   return drafts;
+}
+
+/**
+ * The reply's first sentence that says something, past openers such as "Thanks, Maria!": a
+ * question is context for its answer, and the answer is what a later search asks about
+ * ("What gave you the idea?" → "I'm obsessed with those, so I made ..."). Null when the reply
+ * says nothing before asking back.
+ */
+function replyOf(reply: Turn, names: Names): { text: string; index: number } | null {
+  const sentences = splitSentences(reply.text);
+  const index = sentences.findIndex((s) => !isFiller(withoutNames(s, names)));
+  return index >= 0 && !isQuestion(sentences[index]!) ? { text: sentences[index]!, index } : null;
+}
+
+/** Content words a sentence needs to stand alone as an ACU; fewer, and it joins a neighbour. */
+const STANDALONE_WORDS = 2;
+
+/**
+ * The ACU bodies of one turn's own sentences. A thin sentence ("It was awesome", "They sure
+ * are") means nothing alone and, as its own ACU, takes a search slot from a fact: it joins the
+ * sentence before it in the same turn (or the next one when it opens the turn). A thin turn
+ * with no other sentence stays only if it has some content at all.
+ */
+class TurnBodies {
+  private readonly bodies: string[] = [];
+  private carry: { body: string; words: number } | null = null;
+
+  add(body: string, words: number): void {
+    if (words < STANDALONE_WORDS) {
+      if (this.bodies.length > 0) this.bodies[this.bodies.length - 1] += `; ${lcFirst(body)}`;
+      else this.carry = this.carry ? { body: `${this.carry.body}; ${lcFirst(body)}`, words: this.carry.words + words } : { body, words };
+      return;
+    }
+    this.bodies.push(this.carry ? `${this.carry.body}; ${lcFirst(body)}` : body);
+    this.carry = null;
+  }
+
+  end(): string[] {
+    if (this.carry && this.carry.words > 0) this.bodies.push(this.carry.body);
+    this.carry = null;
+    return this.bodies;
+  }
 }
 
 function draft(body: string, used: Turn[], last: Turn): AcuDraft {
@@ -127,12 +174,6 @@ function withoutNames(s: string, n: Names): string {
   let out = s;
   for (const name of [n.user, n.agent]) for (const part of name.split(/\s+/)) if (part.length > 1) out = out.replace(new RegExp(`\\b${part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'gi'), ' ');
   return out;
-}
-
-/** One user sentence as an ACU body, or null for filler. */
-function userSentence(s: string, t: Turn, names: Names): string | null {
-  if (isFiller(withoutNames(s, names))) return null;
-  return statement(s, t, userVoices(names), names, 'user');
 }
 
 /** A sentence rewritten in the third person with absolute dates, led by its speaker and role. */

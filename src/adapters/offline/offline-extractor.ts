@@ -99,6 +99,7 @@ export class OfflineExtractor implements Extractor {
     if (qualifier !== undefined) fact.qualifier = qualifier;
     if (f.validFrom !== undefined) fact.validFrom = f.validFrom;
     if (f.correction) fact.correction = true;
+    if (f.ended) fact.ended = true;
     return fact;
   }
 }

@@ -30,6 +30,8 @@ export interface TurnFact {
   scope?: string;
   /** The clause the value was read from (a keyed value's qualifier is looked for there first). */
   clause: string;
+  /** Said as no longer holding ("I stopped taking metformin"): ends the value, names no successor. */
+  ended?: boolean;
 }
 
 /** What one turn is read with. */
@@ -52,6 +54,10 @@ export interface TurnReading {
 const MAX_CUE_DISTANCE = 60;
 const AGENT_SELF_RE = /\b(?:my|our|mine|ours)\b|\b(?:me|us)\s+(?:at|on|via|by)\b/i;
 const NEGATED_CUE_RE = /\b(?:not|no longer|never|stopped|quit|gave up|don't|doesn't|didn't|isn't|wasn't|aren't|not even)\s+(?:\w+\s+)?$/i;
+/** A cue negated by an ending ("stopped taking", "no longer on", "came off"): the value it names has ended. */
+const ENDED_CUE_RE = /\b(?:no longer|stopped|quit|gave up|came off|went off|am off|i'm off|discontinued)\s+(?:\w+\s+)?$/i;
+/** "I'm not taking metformin anymore", "I don't see Dr. Rao any more": a negated present that used to hold. */
+const ANYMORE_RE = /\b(?:any ?more|now)\b/i;
 
 function distance(c: Candidate, hits: readonly CueHit[], ownWords = true): { d: number; hit: CueHit } | null {
   let best: { d: number; hit: CueHit } | null = null;
@@ -76,7 +82,7 @@ export function readTurn(r: TurnReading): TurnFact[] {
     if (r.perspective === 'agent' && AGENT_SELF_RE.test(clause.text) && !/\byour\b/i.test(clause.text)) return;
     const answerClause = ci === 0 || firstSentence.includes(clause.text);
     const cues = new Map(r.fields.map((cf) => [cf.field.name, findCues(cf, clause.text)]));
-    const emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[], scope?: string) => {
+    const emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[], scope?: string, ended = false) => {
       const f = cf.field;
       if (r.perspective === 'agent' && link !== 'strong') return;
       const at = clause.offset + pos;
@@ -89,6 +95,7 @@ export function readTurn(r: TurnReading): TurnFact[] {
       if (r.perspective === 'agent') source = 'confirmed';
       const fact: TurnFact = { field: f, value, source, order: ci * 10_000 + pos, former: clause.former, viaQuestion: link === 'question', correction, clause: clause.text };
       if (scope !== undefined) fact.scope = scope;
+      if (ended) fact.ended = true;
       if (f.type !== 'date' && f.type !== 'datetime') {
         const when = changeDate(clause.text, r.ts, clause.past, used);
         if (when) fact.validFrom = `${when.date}T${String(when.time?.h ?? 0).padStart(2, '0')}:${String(when.time?.m ?? 0).padStart(2, '0')}:00.000Z`;
@@ -111,7 +118,7 @@ export function readTurn(r: TurnReading): TurnFact[] {
 // A date's own words are no cue for it: "3 days back" does not ask for a call back.
 const isDate = (cf: CompiledField) => cf.field.type === 'date' || cf.field.type === 'datetime';
 
-type Emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[], scope?: string) => void;
+type Emit = (cf: CompiledField, value: FactValue, link: Link, pos: number, used: readonly Candidate[], scope?: string, ended?: boolean) => void;
 
 /** Money, numbers, dates and enums: each value goes to the field whose cue is nearest. */
 function readTyped(r: TurnReading, clause: Clause, cues: Map<string, CueHit[]>, asked: (cf: CompiledField) => boolean, carried: (cf: CompiledField) => boolean, emit: Emit): void {
@@ -122,7 +129,7 @@ function readTyped(r: TurnReading, clause: Clause, cues: Map<string, CueHit[]>, 
   const cands = (cf: CompiledField): Candidate[] => {
     switch (cf.field.type) {
       case 'money':
-        return moneyCandidates(text, currencyMentioned(`${cf.field.description} ${(cf.field.hints ?? []).join(' ')}`) ?? r.currency ?? 'USD');
+        return moneyCandidates(text, cf.field.currency ?? currencyMentioned(`${cf.field.description} ${(cf.field.hints ?? []).join(' ')}`) ?? r.currency ?? 'USD');
       case 'date':
         return dateCandidates(text, r.ts, clause.past, false);
       case 'datetime':
@@ -218,7 +225,7 @@ function readString(r: TurnReading, clause: Clause, cf: CompiledField, hits: rea
     if (first) emit(cf, first.value, link, first.start, []);
     return;
   }
-  let got: { cap: Capture; link: Link } | null = null;
+  let got: { cap: Capture; link: Link; ended?: boolean } | null = null;
   if (r.perspective === 'agent' && kind === 'self-name') {
     // "Am I speaking with Daniel Okafor?" confirmed by "Yes, speaking."
     const ask = /\b(?:speaking (?:with|to)|talking (?:with|to)|is this|is that)\s+/i.exec(text);
@@ -226,8 +233,23 @@ function readString(r: TurnReading, clause: Clause, cf: CompiledField, hits: rea
     if (cap) got = { cap, link: 'strong' };
   }
   for (const h of got ? [] : hits) {
-    // "I stopped taking ibuprofen", "I'm not on anything": a negated cue names nothing current.
-    if (NEGATED_CUE_RE.test(text.slice(Math.max(0, h.start - 16), h.start))) continue;
+    // "I stopped taking ibuprofen", "I'm not on anything": a negated cue names nothing current,
+    // but an ending names what held until now: that value ends.
+    const before = text.slice(Math.max(0, h.start - 16), h.start);
+    if (NEGATED_CUE_RE.test(before)) {
+      const ending = ENDED_CUE_RE.test(before) || ANYMORE_RE.test(text.slice(h.end));
+      const cap =
+        ending && r.perspective === 'user' && kind !== 'self-name' && kind !== 'person-name'
+          ? kind === 'text'
+            ? textAfter(text, h, r.ts)
+            : captureAfter(text, h.end, kind, h.proper || kind === 'place' || kind === 'employer', r.ts)
+          : null;
+      if (cap && !/^(?:anything|any|it|that|them|this)\b/i.test(cap.value)) {
+        got = { cap: { ...cap, value: cap.value.replace(/\s+(?:any ?more|now)$/i, '') }, link: 'strong', ended: true };
+        break;
+      }
+      continue;
+    }
     if (r.perspective === 'agent' && kind === 'self-name' && !/\byour\s+(?:full\s+)?name\b/i.test(text)) break;
     let cap: Capture | null;
     if (kind === 'self-name' || kind === 'person-name') cap = captureName(text, h.end, !h.proper, kind === 'self-name');
@@ -246,7 +268,7 @@ function readString(r: TurnReading, clause: Clause, cf: CompiledField, hits: rea
     const cap = answerPhrase(text, kind, r.ts);
     if (cap) got = { cap, link: 'question' };
   }
-  if (got) emit(cf, got.cap.value, got.link, got.cap.start, []);
+  if (got) emit(cf, got.cap.value, got.link, got.cap.start, [], undefined, got.ended);
 }
 
 /**

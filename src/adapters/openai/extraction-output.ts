@@ -20,6 +20,7 @@ export function extractionWireSchema(fieldNames: readonly [string, ...string[]])
         source: z.enum(FACT_SOURCES),
         validFrom: z.string().nullable(),
         correction: z.boolean(),
+        ended: z.boolean(),
         evidence: z.array(z.string()),
       }),
     ),
@@ -40,6 +41,7 @@ const replyFact = z.object({
   validFrom: z.string().nullish(),
   // Lenient: a model that leaves it out (or an older prompt) means "no correction".
   correction: z.boolean().nullish(),
+  ended: z.boolean().nullish(),
   evidence: z.array(z.string()),
 });
 
@@ -78,6 +80,7 @@ export function toExtractedFacts(rawFacts: readonly unknown[], input: Extraction
     const validFrom = toIsoOrUndefined(f.validFrom);
     if (validFrom) fact.validFrom = validFrom;
     if (f.correction === true) fact.correction = true;
+    if (f.ended === true) fact.ended = true;
     facts.push(fact);
   }
   return { facts, dropped: rawFacts.length - facts.length };

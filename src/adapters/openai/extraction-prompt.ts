@@ -19,7 +19,8 @@ Speakers: a value the agent states about itself (its own name, its office number
 
 const CORRECTION_RULES = `Corrections:
 - Self-correction inside one turn: output only the corrected value, never the first one. "My date of birth is 12 March 1990, sorry, I meant 21 March 1990" → only 1990-03-21. The same for "not X but Y", "X, no, Y", "X — I mean Y", "I said X but it's Y".
-- correction: true when the user marks the value as fixing something said or held before: "sorry, I meant", "no, it's", "actually", "correction", "not X but Y", "I said X but it's Y", a self-correction, or "No, 85 lakhs" to a value the agent read back. Otherwise false. A change in the world ("I moved to Pune", "my budget is now 80 lakhs") is no correction.`;
+- correction: true when the user marks the value as fixing something said or held before: "sorry, I meant", "no, it's", "actually", "correction", "not X but Y", "I said X but it's Y", a self-correction, or "No, 85 lakhs" to a value the agent read back. Otherwise false. A change in the world ("I moved to Pune", "my budget is now 80 lakhs") is no correction.
+- ended: true when the user says a value no longer holds and names nothing in its place ("I stopped taking metformin", "I no longer work at Infosys", "I'm not on metformin anymore"): output that value (metformin) with ended true and validFrom when it stopped. Otherwise false.`;
 
 const OTHER_RULES = `qualifier: for a field "keyed by" a qualifier, the qualifier's value the fact is about (e.g. the property it concerns); otherwise null. When one turn gives several values of a keyed field for different entities ("30,000 for the MG Road flat and 45,000 for the Indiranagar one"), output one fact per entity, each value with the qualifier named next to it in its own part of the sentence ("MG Road" → 30000, "Indiranagar" → 45000).
 validFrom: the world time the fact became true, ISO 8601, when the conversation states or implies it, computed from the ts of the turn that says it: "two weeks ago" = 14 days before that ts, "last month" = one month before it, "a year ago" = one year before, "3 days back" = 3 days before, "since Monday" = the Monday on or before it, "approved last week" = 7 days before; otherwise null (the turn's time is used).
@@ -31,7 +32,7 @@ Output only facts supported by the turns; do not guess values. Return {"facts": 
 export function buildExtractionPrompt(input: ExtractionInput): { system: string; user: string } {
   const system = [
     "You extract structured facts about the user from a conversation between the user and a voice agent, for the agent's long-term memory.",
-    'Reply with JSON matching the response schema: {"facts": [{field, qualifier, value, source, validFrom, correction, evidence}]}.',
+    'Reply with JSON matching the response schema: {"facts": [{field, qualifier, value, source, validFrom, correction, ended, evidence}]}.',
     `Fields (extract only these, using the exact field name):\n${input.schema.fields.map(describeField).join('\n')}`,
     VALUE_RULES,
     SOURCE_RULES,
@@ -51,6 +52,7 @@ function describeField(f: FieldDef): string {
   const parts = [`- ${f.name} (${f.category}, ${f.type}`];
   if (f.type === 'enum' && f.values) parts.push(`: one of ${f.values.map((v) => JSON.stringify(v)).join(', ')}`);
   if (f.keyBy) parts.push(`, keyed by ${f.keyBy}`);
+  if (f.currency) parts.push(`, amounts without a currency are ${f.currency}`);
   parts.push(`): ${f.description}`);
   if (f.hints && f.hints.length > 0) parts.push(` Cues: ${f.hints.map((h) => JSON.stringify(h)).join(', ')}.`);
   if (f.category === 'profile') parts.push(' Stable attribute of the user.');

@@ -14,6 +14,12 @@ import { l2Normalize, topKDot } from './vector-math.ts';
 export interface SqliteAcuIndexOptions {
   /** Budget of the packed per-user vector cache (default 256 MiB, ~170 users of 10k x 384-d). */
   maxCacheBytes?: number;
+  /**
+   * The embedder's vector size. Set, the index searches only rows of this size (rows an
+   * earlier embedder wrote stay findable by keyword until re-embedded) and refuses to store
+   * or search with vectors of another size. Unset, a user's first stored row sets it.
+   */
+  dimensions?: number;
 }
 
 interface UpsertResult {
@@ -37,10 +43,12 @@ export class SqliteAcuIndex implements AcuIndex {
   private readonly forgetTx;
   private readonly loadTx;
   private readonly deltaTx;
+  private readonly dimensions: number | undefined;
 
   /** `db` is shared and stays open after `close()`: its opener closes it. */
   constructor(db: Database, options: SqliteAcuIndexOptions = {}) {
     migrate(db);
+    this.dimensions = options.dimensions;
     this.cache = new VectorCache(options.maxCacheBytes ?? 256 * 1024 * 1024);
     const q = (this.q = prepareAcuStatements(db));
     this.upsertTx = db.transaction((scope: Scope, acus: readonly Acu[]) => this.upsertIn(scope, acus)).immediate;
@@ -54,7 +62,7 @@ export class SqliteAcuIndex implements AcuIndex {
     this.loadTx = db.transaction((scope: Scope) => {
       const params = scopeParams(scope);
       const stamp = q.version.get(...params);
-      const packed = PackedVectors.fromRows(q.vectors.all(...params), stamp?.version ?? 0);
+      const packed = PackedVectors.fromRows(q.vectors.all(...params), stamp?.version ?? 0, this.dimensions);
       packed.since = stamp?.since ?? 0;
       return packed;
     });
@@ -69,6 +77,8 @@ export class SqliteAcuIndex implements AcuIndex {
   /** Upsert by id; embeddings are normalised defensively so the search can use plain dot products. */
   async upsert(scope: Scope, acus: readonly Acu[]): Promise<void> {
     if (acus.length === 0) return;
+    const wrong = this.dimensions === undefined ? undefined : acus.find((a) => a.embedding.length !== this.dimensions);
+    if (wrong) throw new MemgateError('internal', `ACU ${wrong.id} has a ${wrong.embedding.length}-d embedding, the index holds ${this.dimensions}-d vectors (the embedder's)`, { retryable: false });
     const key = cacheKey(scope);
     let result: UpsertResult;
     try {
@@ -92,6 +102,9 @@ export class SqliteAcuIndex implements AcuIndex {
   /** Exact cosine top-k over the user's ACUs, best first. */
   async search(scope: Scope, vector: Float32Array, k: number): Promise<AcuHit[]> {
     if (k <= 0) return [];
+    if (this.dimensions !== undefined && vector.length !== this.dimensions) {
+      throw new MemgateError('bad_request', `query vector has ${vector.length} dimensions, the index holds ${this.dimensions}-d vectors`);
+    }
     const key = cacheKey(scope);
     const version = this.q.version.get(...scopeParams(scope))?.version;
     if (version === undefined) {

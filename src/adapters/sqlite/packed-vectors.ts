@@ -29,11 +29,10 @@ export class PackedVectors {
   }
 
   /**
-   * Pack stored rows. The dimension is the first row's; rows of another dimension
-   * (an embedder change) cannot be compared with a query and are skipped.
+   * Pack stored rows. The dimension is `dim` when given, else the first row's; rows of
+   * another dimension (an embedder change) cannot be compared with a query and are skipped.
    */
-  static fromRows(rows: readonly VectorRow[], version: number): PackedVectors {
-    const dim = rows[0] ? rows[0].embedding.byteLength / 4 : 0;
+  static fromRows(rows: readonly VectorRow[], version: number, dim = rows[0] ? rows[0].embedding.byteLength / 4 : 0): PackedVectors {
     const packed = new PackedVectors(dim, version, rows.length);
     for (const row of rows) if (row.embedding.byteLength === dim * 4) packed.setBytes(row.rid, row.embedding);
     return packed;

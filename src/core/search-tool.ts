@@ -1,6 +1,9 @@
-import type { ToolDefinition } from '../core/types.ts';
+import type { ToolDefinition } from './types.ts';
 
-/** Name of the lazy-retrieval tool the agent receives at session start. */
+/**
+ * Name of the lazy-retrieval tool the agent receives at session start. (In core so that the
+ * client-side integrations, such as memgate/livekit, describe the tool exactly as the server does.)
+ */
 export const MEMORY_SEARCH_TOOL = 'memory_search';
 
 /** Most results one call may ask for (the cascade's reply stays small enough for a voice turn). */

