@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { GatewayContext } from './context.ts';
@@ -45,8 +46,23 @@ function load(dir: string): Map<string, Asset> {
     }
   };
   walk('');
+  // A checkout whose build has not run yet (npm ci --ignore-scripts): serve uPlot from node_modules.
+  for (const [rel, file] of [
+    ['vendor/uPlot.esm.js', 'dist/uPlot.esm.js'],
+    ['vendor/uPlot.min.css', 'dist/uPlot.min.css'],
+  ] as const) {
+    if (out.has(rel)) continue;
+    try {
+      const path = join(dirname(requireHere.resolve('uplot/package.json')), file);
+      out.set(rel, { type: TYPES[extname(path)]!, body: readFileSync(path) });
+    } catch {
+      // Not installed either: the page says the charts are missing in the browser console.
+    }
+  }
   return out;
 }
+
+const requireHere = createRequire(import.meta.url);
 
 /** Serve `url` (`/dashboard`, `/dashboard/`, `/dashboard/app.js`, ...); false when it names no asset. */
 export function serveDashboard(ctx: GatewayContext, res: HttpResponse, url: string): boolean {
@@ -65,14 +81,4 @@ export function serveDashboard(ctx: GatewayContext, res: HttpResponse, url: stri
       .end(asset.body);
   });
   return true;
-}
-
-/** Whether the dashboard's page and its chart library are in place (a build copies uPlot). */
-export function dashboardReady(): boolean {
-  return existsSync(join(DASHBOARD_DIR, 'index.html')) && existsSync(join(DASHBOARD_DIR, 'vendor', 'uPlot.esm.js'));
-}
-
-/** Forget the loaded files (tests that rebuild them). */
-export function reloadDashboard(): void {
-  cache = null;
 }

@@ -35,6 +35,8 @@ export function internalTopic(tenantId: string, topic: string, binary: boolean):
 export interface EventSocket {
   send(message: string | Uint8Array, isBinary: boolean): number;
   getBufferedAmount(): number;
+  /** Run `cb` with sends batched into one write. */
+  cork(cb: () => void): unknown;
 }
 
 /** One topic of one connection. */
@@ -58,6 +60,9 @@ export class EventRelay {
   private readonly byKey = new Map<string, Set<Subscription>>();
   private unsubscribe: (() => void) | null = null;
   private readonly listeners: ((event: MemgateEvent) => void)[] = [];
+  /** Frames waiting for this tick's corked send, per socket. */
+  private readonly queues = new Map<EventSocket, { items: Array<{ sub: Subscription; seq: number; frame: string | Uint8Array; gap: number }>; bytes: number }>();
+  private scheduled = false;
 
   /**
    * @param eventBufferBytes a subscriber whose socket holds more unsent bytes than this skips
@@ -131,7 +136,10 @@ export class EventRelay {
 
   /** The socket drained: announce pending gaps now rather than at the next event. */
   drained(subs: Subscriptions): void {
-    for (const sub of subs.values()) if (sub.dropped > 0 && sub.ws.getBufferedAmount() <= this.eventBufferBytes) this.notice(sub, sub.seq);
+    for (const sub of subs.values()) {
+      // With frames of its own still queued, the next of them carries the notice.
+      if (sub.dropped > 0 && !this.queues.has(sub.ws) && sub.ws.getBufferedAmount() <= this.eventBufferBytes) this.notice(sub, sub.seq);
+    }
   }
 
   /** Number of subscriptions (tests, metrics). */
@@ -149,25 +157,22 @@ export class EventRelay {
     if (set.size === 0) this.byKey.delete(sub.key);
   }
 
-  /** Relay one event (exposed for tests). */
+  /** Relay one event: frames are queued per socket and sent corked on the next microtask (one write for a batch). */
   relay(event: MemgateEvent): void {
     if (event.type === 'extraction.finished' && typeof event.data['durationMs'] === 'number') this.metrics.extraction.observe(event.data['durationMs']);
     if (event.type === 'extraction.failed') this.metrics.extractionFailures.inc();
     if (event.type === 'turn.quarantined') this.metrics.quarantined.inc();
     if (this.byKey.size === 0) return;
     let json: string | null = null;
-    let sent = false;
+    let queued = false;
     for (const topic of ['events', `agent/${event.agentId}`, `user/${event.agentId}/${event.userId}`]) {
       const set = this.byKey.get(internalTopic(event.tenantId, topic, false));
       if (!set) continue;
       const topicJson = JSON.stringify(topic);
       for (const sub of set) {
         const seq = ++sub.seq;
-        if (sub.ws.getBufferedAmount() > this.eventBufferBytes) {
-          this.drop(sub);
-          continue;
-        }
-        if (sub.dropped > 0 && !this.notice(sub, seq - 1)) {
+        let q = this.queues.get(sub.ws);
+        if (sub.ws.getBufferedAmount() + (q?.bytes ?? 0) > this.eventBufferBytes) {
           this.drop(sub);
           continue;
         }
@@ -178,22 +183,64 @@ export class EventRelay {
           json ??= JSON.stringify(event);
           frame = `{"op":"event","topic":${topicJson},"seq":${seq},"event":${json}}`;
         }
-        if (this.sendTo(sub, frame)) sent = true;
-        else this.drop(sub);
+        if (!q) this.queues.set(sub.ws, (q = { items: [], bytes: 0 }));
+        // The gap before this event is announced right before it.
+        q.items.push({ sub, seq, frame, gap: sub.dropped });
+        q.bytes += frame.length;
+        sub.dropped = 0;
+        queued = true;
       }
     }
-    if (sent) this.metrics.events.inc(event.type);
+    if (queued) {
+      this.metrics.events.inc(event.type);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        queueMicrotask(this.flush);
+      }
+    }
   }
+
+  /**
+   * Send what `relay` queued, each socket's frames in one cork. A send uWS refuses
+   * (status 2) drops the rest of that socket's batch too, so every gap stays one
+   * contiguous run of seqs that the next notice announces.
+   */
+  readonly flush = (): void => {
+    this.scheduled = false;
+    if (this.queues.size === 0) return;
+    const queues = [...this.queues];
+    this.queues.clear();
+    for (const [ws, q] of queues) {
+      const sendAll = () => {
+        let failed = false;
+        for (const it of q.items) {
+          if (!failed && it.gap > 0 && !this.sendTo(it.sub, this.noticeFrame(it.sub, it.gap, it.seq - 1))) failed = true;
+          if (!failed && this.sendTo(it.sub, it.frame)) continue;
+          failed = true;
+          it.sub.dropped += it.gap + 1;
+          this.metrics.eventsDropped.inc();
+        }
+      };
+      try {
+        ws.cork(sendAll);
+      } catch {
+        // Closed meanwhile (cork throws on a closed uWS socket): its close handler removes the subscriptions.
+      }
+    }
+  };
 
   private drop(sub: Subscription): void {
     sub.dropped++;
     this.metrics.eventsDropped.inc();
   }
 
-  /** `{op:"dropped", topic, count, fromSeq, toSeq}` for the skipped events up to `toSeq`; true when it went out. */
+  private noticeFrame(sub: Subscription, count: number, toSeq: number): string | Uint8Array {
+    return encodeFrame({ op: 'dropped', topic: sub.topic, count, fromSeq: toSeq - count + 1, toSeq }, sub.binary);
+  }
+
+  /** Announce the subscription's skipped events up to `toSeq` now; true when the notice went out. */
   private notice(sub: Subscription, toSeq: number): boolean {
-    const frame = { op: 'dropped', topic: sub.topic, count: sub.dropped, fromSeq: toSeq - sub.dropped + 1, toSeq };
-    if (!this.sendTo(sub, encodeFrame(frame, sub.binary))) return false;
+    if (!this.sendTo(sub, this.noticeFrame(sub, sub.dropped, toSeq))) return false;
     sub.dropped = 0;
     return true;
   }

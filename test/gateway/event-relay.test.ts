@@ -17,6 +17,11 @@ class FakeSocket implements EventSocket {
   getBufferedAmount(): number {
     return this.buffered;
   }
+  corks = 0;
+  cork(cb: () => void): void {
+    this.corks++;
+    cb();
+  }
 }
 
 const ev = (i: number, over: Partial<MemgateEvent> = {}): MemgateEvent => ({ type: 'turn.appended', tenantId: 'T', agentId: 'a', userId: 'u', sessionId: 's', at: i, data: { seq: i }, ...over });
@@ -38,6 +43,7 @@ describe('EventRelay: per-subscription seq and dropped notices', () => {
     bus.publish(ev(1));
     relay.subscribe(ws, subs, 'T', ['user/a/u'], true);
     bus.publish(ev(2));
+    relay.flush();
     expect(ws.frames).toEqual([
       { op: 'event', topic: 'events', seq: 1, event: ev(1) },
       { op: 'event', topic: 'events', seq: 2, event: ev(2) },
@@ -57,6 +63,7 @@ describe('EventRelay: per-subscription seq and dropped notices', () => {
     for (let i = 2; i <= 6; i++) bus.publish(ev(i));
     slow.buffered = 0;
     bus.publish(ev(7));
+    relay.flush();
     expect(slow.frames.map((f) => f['op'] + ':' + (f['seq'] ?? f['count']))).toEqual(['event:1', 'dropped:5', 'event:7']);
     expect(slow.frames[1]).toEqual({ op: 'dropped', topic: 'events', count: 5, fromSeq: 2, toSeq: 6 });
     expect(fast.frames.map((f) => f['seq'])).toEqual([1, 2, 3, 4, 5, 6, 7]);
@@ -78,6 +85,7 @@ describe('EventRelay: per-subscription seq and dropped notices', () => {
     relay.drained(subs);
     expect(ws.frames).toEqual([{ op: 'dropped', topic: 'agent/a', count: 2, fromSeq: 1, toSeq: 2 }]);
     bus.publish(ev(3));
+    relay.flush();
     expect(ws.frames[1]).toMatchObject({ op: 'event', seq: 3 });
   });
 
@@ -89,11 +97,39 @@ describe('EventRelay: per-subscription seq and dropped notices', () => {
     ws.send = (m, b) => (refuse ? 2 : send(m, b));
     relay.subscribe(ws, new Map(), 'T', ['events'], false);
     bus.publish(ev(1));
+    relay.flush();
     refuse = false;
     bus.publish(ev(2));
+    relay.flush();
     expect(ws.frames).toEqual([
       { op: 'dropped', topic: 'events', count: 1, fromSeq: 1, toSeq: 1 },
       { op: 'event', topic: 'events', seq: 2, event: ev(2) },
+    ]);
+  });
+
+  it('events of one tick go out in one cork per socket, on the next microtask; a refused send drops the rest of the batch as one announced gap', async () => {
+    const { bus, relay } = setup();
+    const ws = new FakeSocket();
+    relay.subscribe(ws, new Map(), 'T', ['events', 'agent/a'], false);
+    for (let i = 1; i <= 3; i++) bus.publish(ev(i));
+    expect(ws.frames).toEqual([]);
+    await Promise.resolve();
+    expect(ws.corks).toBe(1);
+    expect(ws.frames.map((f) => `${f['topic']}#${f['seq']}`)).toEqual(['events#1', 'agent/a#1', 'events#2', 'agent/a#2', 'events#3', 'agent/a#3']);
+    ws.frames = [];
+    let n = 0;
+    const send = FakeSocket.prototype.send.bind(ws);
+    ws.send = (m, b) => (++n === 2 ? 2 : send(m, b));
+    for (let i = 4; i <= 6; i++) bus.publish(ev(i));
+    relay.flush();
+    bus.publish(ev(7));
+    relay.flush();
+    expect(ws.frames.map((f) => (f['op'] === 'event' ? `${f['topic']}#${f['seq']}` : `${f['topic']} dropped ${f['fromSeq']}-${f['toSeq']}`))).toEqual([
+      'events#4',
+      'events dropped 5-6',
+      'events#7',
+      'agent/a dropped 4-6',
+      'agent/a#7',
     ]);
   });
 
