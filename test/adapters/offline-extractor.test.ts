@@ -198,6 +198,19 @@ describe('OfflineExtractor.extract: real-estate calls', () => {
     expect(real).toEqual([{ field: 'location', value: 'Denver', source: 'explicit', evidence: ['d-0'], validFrom: '2025-12-15T00:00:00.000Z' }]);
   });
 
+  it('keeps no free-text value that names nothing: a fragment, or the field repeating its own name', async () => {
+    const schema: ExtractionSchema = {
+      fields: [
+        { name: 'pet', category: 'temporal', type: 'string', description: 'A pet the person has', hints: ['my pet', 'adopted a'] },
+        { name: 'hobby', category: 'temporal', type: 'string', description: 'A hobby', hints: ['my hobby', 'into'] },
+      ],
+    };
+    const said = ['I adopted a pet.', "I'm into what you said.", 'My hobby is my hobby, really.'].map((text, i) => ({ role: 'user' as const, at: `2026-01-15T10:00:0${i}Z`, text }));
+    expect(await extract(schema, turns('g', said))).toEqual([]);
+    const real = await extract(schema, turns('r', [{ role: 'user', at: '2026-01-15T10:00:00Z', text: 'My pet is a beagle.' }]));
+    expect(real.map((f) => [f.field, f.value])).toEqual([['pet', 'beagle']]);
+  });
+
   it('is deterministic', async () => {
     expect(await extract(realEstate, [...call1, ...call2])).toEqual(await extract(realEstate, [...call1, ...call2]));
   });

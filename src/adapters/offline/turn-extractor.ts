@@ -2,6 +2,8 @@ import type { FieldDef } from '../../core/schema.ts';
 import type { FactSource, FactValue } from '../../core/types.ts';
 import { currencyMentioned } from '../../text/money.ts';
 import { isMoney } from '../../text/values.ts';
+import { stem } from '../../text/stem.ts';
+import { STOPWORDS } from '../../core/stopwords.ts';
 import { splitClauses, splitSentences, type Clause } from './clauses.ts';
 import { findCues, type CompiledField, type CueHit } from './field-cues.ts';
 import { keyedValues } from './keyed-values.ts';
@@ -268,7 +270,26 @@ function readString(r: TurnReading, clause: Clause, cf: CompiledField, hits: rea
     const cap = answerPhrase(text, kind, r.ts);
     if (cap) got = { cap, link: 'question' };
   }
+  if (got && kind === 'text' && !namesSomething(got.cap.value, cf.field)) got = null;
   if (got) emit(cf, got.cap.value, got.link, got.cap.start, [], undefined, got.ended);
+}
+
+const OPENS_NOTHING_RE = /^(?:i|i'm|i've|i'd|i'll|you|you're|we|he|she|they|it|it's|what|which|who|how|why|when|where|on|in|at|to|into|of|for|with|about)\b/i;
+const ENDS_OPEN_RE = /\b(?:a|an|the|to|into|of|for|on|in|at|with|and|or|but|my|your|our|their|is|are|was|were|be|that|this|some)$/i;
+
+/**
+ * Does a free-text capture name something? Not when it is a fragment ("I love", "What pet",
+ * "considering adopting a", "interests into") or only repeats its field's name ("pet is pet",
+ * "family member is her family", "goal is goals"): such a value would sit first in search
+ * and in the context block while saying nothing.
+ */
+function namesSomething(value: string, field: FieldDef): boolean {
+  const v = value.trim().replace(/[.,!?;:]+$/, '');
+  if (OPENS_NOTHING_RE.test(v) || ENDS_OPEN_RE.test(v)) return false;
+  // The field's own name only: a hint may be a value itself ("headache" for a symptom).
+  const own = new Set((field.name.match(/[a-z]+/g) ?? []).map(stem));
+  const content = (v.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((w) => !STOPWORDS.has(w));
+  return content.some((w) => !own.has(stem(w)));
 }
 
 /**
