@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeWithServer } from './support/servers.ts';
-import { startTestServer, type TestServer } from './conversations/support.ts';
+import { startProductionTestServer, startTestServer, type TestServer } from './conversations/support.ts';
 import { SCENARIOS } from './scenarios/catalog/index.ts';
 import { KNOWN_GAPS } from './scenarios/known-gaps.ts';
 import { runScenario, type Transport } from './scenarios/runner.ts';
@@ -38,15 +37,7 @@ describeWithServer('redis', 'scenarios on Redis + NATS', (redisUrl) => {
   describeWithServer('nats', 'scenarios on Redis + NATS', (natsUrl) => {
     let prod: TestServer;
     beforeAll(async () => {
-      const tag = randomBytes(4).toString('hex');
-      prod = await startTestServer({
-        workers: true,
-        config: {
-          adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder: 'offline' },
-          redis: { url: redisUrl, keyPrefix: `mgscn:${tag}:` },
-          nats: { servers: natsUrl, stream: `MGSCN_${tag}`, subjectPrefix: `mgscn${tag}` },
-        },
-      });
+      prod = await startProductionTestServer(redisUrl, natsUrl, 'mgscn');
     });
     afterAll(() => prod.close());
     describe('over http', () => playAll(() => prod, 'http'));

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeWithServer } from '../support/servers.ts';
-import { ScriptedUser, startTestServer, type TestServer } from './support.ts';
+import { ScriptedUser, startProductionTestServer, startTestServer, type TestServer } from './support.ts';
 
 /**
  * The memory-semantics contract (docs/protocol.md) as conversations, on the embedded default and on
@@ -21,15 +20,7 @@ describeWithServer('redis', 'memory semantics on Redis + NATS', (redisUrl) => {
   describeWithServer('nats', 'memory semantics on Redis + NATS', (natsUrl) => {
     let srv: TestServer;
     beforeAll(async () => {
-      const tag = randomBytes(4).toString('hex');
-      srv = await startTestServer({
-        workers: true,
-        config: {
-          adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder: 'offline' },
-          redis: { url: redisUrl, keyPrefix: `mgconv:${tag}:` },
-          nats: { servers: natsUrl, stream: `MGCONV_${tag}`, subjectPrefix: `mgconv${tag}` },
-        },
-      });
+      srv = await startProductionTestServer(redisUrl, natsUrl, 'mgconv');
     });
     afterAll(() => srv.close());
     conversations(() => srv);

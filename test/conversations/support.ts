@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { startTestServer, uniq, type TestServer } from '../gateway/support/real-server.ts';
 import { http } from '../gateway/support/ws-tester.ts';
@@ -57,6 +58,23 @@ export class ScriptedUser {
     if (r.status !== 200) throw new Error(`search failed: ${JSON.stringify(r.body)}`);
     return r.body.results as Array<Record<string, any>>;
   }
+}
+
+/**
+ * A gateway on Redis + NATS (buffer, cache, lock, job bus and events on the real servers,
+ * documents, cold turns and ACUs on SQLite) with a worker extracting, under its own key
+ * prefix, stream and subjects.
+ */
+export async function startProductionTestServer(redisUrl: string, natsUrl: string, name: string): Promise<TestServer> {
+  const tag = randomBytes(4).toString('hex');
+  return startTestServer({
+    workers: true,
+    config: {
+      adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder: 'offline' },
+      redis: { url: redisUrl, keyPrefix: `${name}:${tag}:` },
+      nats: { servers: natsUrl, stream: `${name.toUpperCase()}_${tag}`, subjectPrefix: `${name}${tag}` },
+    },
+  });
 }
 
 export { startTestServer, type TestServer };
