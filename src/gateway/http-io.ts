@@ -78,23 +78,37 @@ export function pathParams(req: HttpRequest, count: number): string[] {
 }
 
 /**
- * Read the whole body as JSON (undefined when empty). Refuses more than
- * `maxBytes` with `too_large` (413) as soon as the Content-Length or the
- * running total says so. Must be called synchronously in the route handler.
+ * How much of an oversize body is read and discarded before it is refused, as a multiple of the
+ * limit. A client still sending when the connection closes often sees a reset instead of the
+ * 413; reading the rest first lets it read the answer. Past this, the refusal is immediate.
+ */
+const DRAIN_FACTOR = 8;
+
+/**
+ * Read the whole body as JSON (undefined when empty). Refuses more than `maxBytes` with
+ * `too_large` (413) once the body has been read through (the rest discarded), or at once when
+ * the Content-Length or the running total exceeds DRAIN_FACTOR times the limit. Must be called
+ * synchronously in the route handler.
  */
 export function readJson(call: HttpCall, req: HttpRequest, maxBytes: number): Promise<unknown> {
   const declared = Number(req.getHeader('content-length') || '0');
+  const drainCap = maxBytes * DRAIN_FACTOR;
   return new Promise((resolve, reject) => {
-    if (declared > maxBytes) return reject(tooLarge(maxBytes));
+    if (declared > drainCap) return reject(tooLarge(maxBytes));
     const chunks: Buffer[] = [];
     let total = 0;
+    let over = declared > maxBytes;
     let failed = false;
     call.res.onData((chunk, isLast) => {
       if (failed) return;
       total += chunk.byteLength;
-      if (total > maxBytes) {
-        failed = true;
-        return reject(tooLarge(maxBytes));
+      if (total > maxBytes) over = true;
+      if (over) {
+        if (isLast || total > drainCap) {
+          failed = true;
+          reject(tooLarge(maxBytes));
+        }
+        return;
       }
       // uWS neuters the chunk when this callback returns: copy unless it is the whole body.
       if (!isLast) return void chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
