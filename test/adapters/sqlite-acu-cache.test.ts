@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqlite, SqliteAcuIndex, type Database } from '../../src/adapters/sqlite/index.ts';
 import type { Acu, Scope } from '../../src/core/types.ts';
+import { removeDir } from '../support/tmp.ts';
 
 // Two connections to one file, as the gateway thread and the extraction thread have:
 // the reader's cached vectors must follow the writer's upserts and forgets.
@@ -26,7 +27,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   for (const db of dbs) db.close();
-  rmSync(dir, { recursive: true, force: true });
+  removeDir(dir);
 });
 
 describe('SqliteAcuIndex vector cache across connections', () => {

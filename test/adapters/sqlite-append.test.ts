@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import type { Scope } from '../../src/core/types.ts';
 import type { AppendOutcome } from '../../src/ports/turn-buffer.ts';
 import { makeTurnInput, randomScope, sibling, type TurnToAppend } from '../support/fixtures.ts';
 import { waitFor } from '../support/wait.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * The append path of the embedded turn buffer: group commit (appends from
@@ -18,7 +19,7 @@ import { waitFor } from '../support/wait.ts';
  */
 
 const tmp = mkdtempSync(join(tmpdir(), 'memgate-append-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+afterAll(() => removeDir(tmp));
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const isPromise = (v: unknown): v is Promise<unknown> => v instanceof Promise;
@@ -244,7 +245,7 @@ describe('WAL checkpointer thread', () => {
     // The thread opens its own connection after openSqlite returns: removing the directory first makes it fail.
     const dir = join(tmp, 'vanishing');
     const db = openSqlite(join(dir, 'dies.db'));
-    rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
     try {
       await checkpointerOf(db)!.exited;
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);

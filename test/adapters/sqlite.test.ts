@@ -1,12 +1,13 @@
 import type { AppendOutcome } from '../../src/ports/turn-buffer.ts';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemgateError } from '../../src/core/errors.ts';
+import { checkpointerOf } from '../../src/adapters/sqlite/database.ts';
 import { openSqlite, SqliteAcuIndex, SqliteColdArchive, SqliteContextCache, SqliteDocumentStore, SqliteTurnBuffer, type Database } from '../../src/adapters/sqlite/index.ts';
 import { acuIndexContract } from '../contract/acu-index.contract.ts';
 import { coldArchiveContract } from '../contract/cold-archive.contract.ts';
@@ -20,13 +21,15 @@ import { VectorCache } from '../../src/adapters/sqlite/vector-cache.ts';
 import { makeAcu, makeHotDoc, makeTurn, makeTurnInput, randomScope, sibling, unitVector } from '../support/fixtures.ts';
 // Deterministic PRNG (mulberry32) so a failure reproduces; the bench's generators use the same one.
 import { prng } from '../../bench/load/turn-text.ts';
+import { removeDir } from '../support/tmp.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'memgate-sqlite-'));
 const fileDb = openSqlite(join(tmp, 'nested', 'dir', 'contract.db'));
 const owned = new WeakMap<object, Database>();
-afterAll(() => {
+afterAll(async () => {
   fileDb.close();
-  rmSync(tmp, { recursive: true, force: true });
+  await checkpointerOf(fileDb)?.exited;
+  removeDir(tmp);
 });
 
 /** A factory giving each test a private `:memory:` database, closed by the suite's cleanup. */

@@ -3,7 +3,7 @@
  * ACUs with the model (loaded in that thread), the gateway thread embeds queries with
  * its own copy, and the SQLite index holds and searches vectors of the embedder's size.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,10 +13,11 @@ import type { Scope } from '../../src/core/types.ts';
 import { createRuntime } from '../../src/app/wiring.ts';
 import { rid } from '../support/fixtures.ts';
 import { REPO_ROOT } from '../support/processes.ts';
+import { removeDir } from '../support/tmp.ts';
 
 const example = JSON.parse(readFileSync(join(REPO_ROOT, 'config/examples/real-estate-calls.json'), 'utf8')) as { calls: Array<{ turns: Array<{ role: 'user' | 'agent'; text: string }> }> };
 const dir = mkdtempSync(join(tmpdir(), 'memgate-embedders-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => removeDir(dir));
 
 describe.each([
   ['offline', 384, 'offline-hash-v1'],

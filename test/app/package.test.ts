@@ -1,10 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { REPO_ROOT } from '../support/processes.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * memgate as a user installs and runs it: `npm pack` (which builds dist/ on
@@ -24,7 +25,7 @@ beforeAll(() => {
     readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
   );
 }, 200_000);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => removeDir(dir));
 
 describe('the packed package', () => {
   it('installs into a fresh project; a plain .mjs imports the library and the client and holds a call', async () => {

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../gateway/support/real-server.ts';
 import { REPO_ROOT } from '../support/processes.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * The browser build of `memgate/client` (`dist/client/browser.js`, the native
@@ -52,7 +53,7 @@ afterAll(async () => {
   if (!hasChromium) return;
   await new Promise((r) => pages.close(r));
   await srv.close();
-  rmSync(out, { recursive: true, force: true });
+  removeDir(out);
 });
 
 describe.skipIf(!hasChromium)('memgate/client in Chromium', () => {

@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/processes.ts';
 import { UsageError, assertServeSafe, configNotices, loadConfig, parseCommandLine } from '../../src/config/load.ts';
 import { embedderDimensions } from '../../src/config/schema.ts';
+import { removeDir } from '../support/tmp.ts';
 
 const load = (argv: string[], env: Record<string, string> = {}) => loadConfig(argv, env, 'config');
 const messageOf = (fn: () => unknown): string => {
@@ -47,7 +48,7 @@ describe('configuration', () => {
       expect([own.server.port, own.adapters.buffer, own.schemasDir]).toEqual([7811, 'sqlite', './config/schemas']);
     } finally {
       process.chdir(before);
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 

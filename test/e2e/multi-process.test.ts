@@ -9,7 +9,7 @@
  * ACU is duplicated, and B redid what A had in flight.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -24,6 +24,7 @@ import { startGatewayProcess, startWorkerProcess, tail, type MemgateProcess } fr
 import { sleep, waitFor } from '../support/wait.ts';
 import { StackState, type UserState } from './support/stack-state.ts';
 import { startWindowLlm, type WindowLlm } from './support/window-llm.ts';
+import { removeDir } from '../support/tmp.ts';
 
 const USERS = 50;
 const TURNS = 30;
@@ -144,7 +145,7 @@ describeWithServer('nats', 'multi-process crash', (natsServers) => {
         }
         await redis.quit();
       }
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }, 30_000);
 
     it('loses no acked turn, commits no window twice and duplicates no ACU when a worker is SIGKILLed mid-extraction', async () => {

@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnMemgate, startGatewayProcess, tail, type MemgateProcess } from '../support/processes.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * Faults that once took the real process down or let a twin share its port.
@@ -19,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await proc?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  removeDir(dir);
 });
 
 const long = 'x'.repeat(129);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import { startGatewayProcess, startWorkerProcess, type MemgateProcess } from '../support/processes.ts';
 import { natsUrl, redisUrl } from '../support/servers.ts';
 import { writeFaultFigures } from './report.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * SIGKILL of the gateway in the middle of hundreds of calls appending, then a
@@ -81,7 +82,7 @@ function crashSuite(setup: Setup): void {
   const procs: MemgateProcess[] = [];
   afterAll(async () => {
     await Promise.allSettled(procs.map((p) => p.stop('SIGKILL')));
-    rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
   });
 
   const env = {

@@ -1,11 +1,12 @@
 import net from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { spawnMemgate, type MemgateProcess } from '../support/processes.ts';
 import { spread, writeFaultFigures } from './report.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * Floods against a real `memgate serve`: a client that never reads its replies,
@@ -30,7 +31,7 @@ beforeAll(async () => {
 }, 40_000);
 afterAll(async () => {
   await proc?.stop('SIGTERM', 5_000);
-  rmSync(dir, { recursive: true, force: true });
+  removeDir(dir);
 });
 
 async function openWs(): Promise<WebSocket> {

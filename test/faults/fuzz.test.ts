@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unpack } from 'msgpackr';
@@ -8,6 +8,7 @@ import { prng } from '../../bench/load/turn-text.ts';
 import { spawnMemgate, type MemgateProcess } from '../support/processes.ts';
 import { baseFrame, encodeJson, encodeMsgpack, garbage, msgpackWithBadUtf8, mutate, oddValue, pick, type Rand } from './fuzz-gen.ts';
 import { writeFaultFigures } from './report.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * Hostile and careless clients against a real `memgate serve` process (embedded
@@ -61,7 +62,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await proc?.stop('SIGTERM', 5_000);
-  rmSync(dir, { recursive: true, force: true });
+  removeDir(dir);
 });
 
 const AGENTS = ['ag-1', 'ag-2'];

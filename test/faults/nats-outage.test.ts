@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { closedPort } from '../support/net.ts';
 import { describeWithServer, redisUrl } from '../support/servers.ts';
 import { waitFor } from '../support/wait.ts';
 import { spread, writeFaultFigures } from './report.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * A NATS JetStream restart under load, on a private nats-server this file kills
@@ -67,7 +68,7 @@ describeWithServer('nats', 'fault: NATS restart under load', () => {
     await gateway?.close({ drainTimeoutMs: 1_000 });
     await runtime?.close();
     if (nats) await stopNats();
-    rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
   });
 
   it('appends keep acking through the outage, nothing acked is lost, extraction resumes by itself', async () => {

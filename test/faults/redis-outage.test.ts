@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -12,6 +12,7 @@ import { closedPort } from '../support/net.ts';
 import { describeWithServer } from '../support/servers.ts';
 import { waitFor } from '../support/wait.ts';
 import { spread, writeFaultFigures } from './report.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * Redis outages on the append path, against a private redis-server this file
@@ -58,7 +59,7 @@ describeWithServer('redis', 'fault: Redis outage on the append path', () => {
   afterAll(async () => {
     redis?.disconnect();
     if (server) await stopRedis('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
   });
 
   it('down, frozen, back: appends are refused quickly, retries land once, nothing acked is lost', async () => {

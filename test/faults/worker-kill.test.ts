@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { startGatewayProcess, startWorkerProcess, type MemgateProcess } from '..
 import { describeWithServer, natsUrl, redisUrl } from '../support/servers.ts';
 import { waitFor } from '../support/wait.ts';
 import { writeFaultFigures } from './report.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * A worker SIGKILLed in the middle of an extraction, with the default lease and
@@ -21,7 +22,7 @@ describeWithServer('redis', 'fault: worker killed mid-extraction (defaults)', ()
   afterAll(async () => {
     await Promise.allSettled(procs.map((p) => p.stop('SIGKILL')));
     await Promise.allSettled(llms.map((l) => l.close()));
-    rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
   });
 
   it('the job of a SIGKILLed worker is committed by another worker within ~10 s, once', async () => {

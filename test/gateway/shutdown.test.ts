@@ -1,17 +1,18 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WsTester, http } from './support/ws-tester.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * `memgate serve` as a real child process: SIGTERM under load exits 0, and a
  * restart on the same data file holds every turn that was ever acked.
  */
 const dir = mkdtempSync(join(tmpdir(), 'memgate-shutdown-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => removeDir(dir));
 
 interface Served {
   child: ChildProcessByStdio<null, Readable, Readable>;

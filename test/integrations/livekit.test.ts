@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { TcpProxy } from '../client/support/tcp-proxy.ts';
 import { closedPort } from '../support/net.ts';
 import { ScriptedAudioInput, ScriptedSTT } from '../support/scripted-stt.ts';
 import { waitFor } from '../support/wait.ts';
+import { removeDir } from '../support/tmp.ts';
 
 /**
  * memgate/livekit with the real LiveKit Agents 1.9.0: a `voice.AgentSession` (no room: the
@@ -207,7 +208,7 @@ describe('memgate/livekit when memgate is down', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'memgate-livekit-'));
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => removeDir(dir));
 
   it('the agent keeps talking; turns queue and reach memgate when it is back, its context joins the instructions late; again after a mid-call outage; end still sent', async () => {
     const port = await closedPort();

@@ -4,7 +4,7 @@
  * still in the buffer. The next run must finish that removal, not commit the
  * window a second time. Embedded stack (SQLite file), no servers needed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
@@ -15,6 +15,7 @@ import { openSqlite, type Database } from '../../src/adapters/sqlite/index.ts';
 import { committedWindowLeftovers } from '../../src/pipeline/extraction-job.ts';
 import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
 import { makeTurn, randomScope } from '../support/fixtures.ts';
+import { removeDir } from '../support/tmp.ts';
 
 let dir: string;
 let runtime: Runtime;
@@ -30,7 +31,7 @@ beforeEach(async () => {
 afterEach(async () => {
   db.close();
   await runtime.close();
-  rmSync(dir, { recursive: true, force: true });
+  removeDir(dir);
 });
 
 async function appendTurns(scope: Scope, from: number, to: number): Promise<string[]> {

@@ -3,7 +3,7 @@
  * replies and errors cross the boundary, events are re-published, a crashed thread
  * is replaced and its in-flight job is redelivered by the bus, close() is bounded.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { threadId as mainThreadId } from 'node:worker_threads';
@@ -19,10 +19,11 @@ import { startExtractionWorker } from '../../src/workers/extraction-worker.ts';
 import { startThreadLane, type ThreadLane } from '../../src/workers/thread-lane.ts';
 import { randomScope } from '../support/fixtures.ts';
 import { waitFor } from '../support/wait.ts';
+import { removeDir } from '../support/tmp.ts';
 
 const FAKE_ENTRY = new URL('./support/fake-thread-entry.ts', import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), 'memgate-lane-protocol-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => removeDir(dir));
 
 const open: ThreadLane[] = [];
 afterEach(async () => {

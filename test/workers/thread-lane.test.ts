@@ -5,7 +5,7 @@
  * lane loads the way `npm start` and the tests start memgate, and lets them exit.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,6 +19,7 @@ import { createRuntime, usesThreadLane, type Runtime } from '../../src/app/wirin
 import { rid } from '../support/fixtures.ts';
 import { REPO_ROOT } from '../support/processes.ts';
 import { waitFor } from '../support/wait.ts';
+import { removeDir } from '../support/tmp.ts';
 
 interface ExampleTurn {
   role: 'user' | 'agent';
@@ -28,7 +29,7 @@ const example = JSON.parse(readFileSync(join(REPO_ROOT, 'config/examples/real-es
 const [call1, call2, call3] = example.calls.map((c) => c.turns) as [ExampleTurn[], ExampleTurn[], ExampleTurn[]];
 
 const dir = mkdtempSync(join(tmpdir(), 'memgate-thread-lane-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => removeDir(dir));
 
 const runtimes: Runtime[] = [];
 afterEach(async () => {
