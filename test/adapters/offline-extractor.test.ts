@@ -211,6 +211,37 @@ describe('OfflineExtractor.extract: real-estate calls', () => {
     expect(real.map((f) => [f.field, f.value])).toEqual([['pet', 'beagle']]);
   });
 
+  it('keeps no value that only judges or gestures ("family means everything", "wanna start"), nor a name that is not the speaker\'s', async () => {
+    const schema: ExtractionSchema = {
+      fields: [
+        { name: 'full_name', category: 'profile', type: 'string', description: "The person's name", hints: ['my name is', 'i am'] },
+        { name: 'family_member', category: 'temporal', type: 'string', description: 'A family member', hints: ['my brother', 'my sister'] },
+        { name: 'relationship_status', category: 'temporal', type: 'string', description: 'Partner or marriage', hints: ['married', 'single'] },
+        { name: 'hobby', category: 'temporal', type: 'string', description: 'An activity the person enjoys', hints: ['started', 'my hobby'] },
+      ],
+    };
+    const said = [
+      'Honestly my family is everything to me.',
+      'Our family is so wonderful and special.',
+      'Those are such beautiful relationships.',
+      'My hobby is something I wanna start.',
+      'Our little one is two now, her name is Mira!',
+      'Same here! How was your week?',
+    ].map((text, i) => ({ role: 'user' as const, at: `2026-01-15T10:00:0${i}Z`, text }));
+    expect(await extract(schema, turns('n', said))).toEqual([]);
+    const real = await extract(
+      schema,
+      turns('y', [
+        { role: 'user', at: '2026-01-15T10:00:00Z', text: 'My name is Priya.' },
+        { role: 'user', at: '2026-01-15T10:00:01Z', text: 'My hobby is pottery.' },
+      ]),
+    );
+    expect(real.map((f) => [f.field, f.value])).toEqual([
+      ['full_name', 'Priya'],
+      ['hobby', 'pottery'],
+    ]);
+  });
+
   it('is deterministic', async () => {
     expect(await extract(realEstate, [...call1, ...call2])).toEqual(await extract(realEstate, [...call1, ...call2]));
   });

@@ -15,7 +15,7 @@ const NON_NAMES = new Set(
     'actually thinking planning going trying in at from on happy glad available ready done busy free back home afraid and with ' +
     'monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september ' +
     'october november december today tomorrow yesterday well thanks thank sir madam maam speaking mr mrs ms dr miss' +
-    ' calling about regarding for your my our this that it there new old single married retired working'
+    ' calling about regarding for your my our this that it there new old single married retired working same me us everyone everybody nobody all right over out'
   ).split(' '),
 );
 const HONORIFIC = /^(mr|mrs|ms|miss|dr|prof|shri|smt)\.?$/i;

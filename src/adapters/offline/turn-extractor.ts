@@ -253,6 +253,8 @@ function readString(r: TurnReading, clause: Clause, cf: CompiledField, hits: rea
       continue;
     }
     if (r.perspective === 'agent' && kind === 'self-name' && !/\byour\s+(?:full\s+)?name\b/i.test(text)) break;
+    // "his name is Kyle", "my son's name is Max": someone else's name, not the speaker's.
+    if (kind === 'self-name' && OTHERS_NAME_RE.test(text.slice(Math.max(0, h.start - 24), h.start))) continue;
     let cap: Capture | null;
     if (kind === 'self-name' || kind === 'person-name') cap = captureName(text, h.end, !h.proper, kind === 'self-name');
     else if (kind === 'text') cap = textAfter(text, h, r.ts);
@@ -274,8 +276,23 @@ function readString(r: TurnReading, clause: Clause, cf: CompiledField, hits: rea
   if (got) emit(cf, got.cap.value, got.link, got.cap.start, [], undefined, got.ended);
 }
 
-const OPENS_NOTHING_RE = /^(?:i|i'm|i've|i'd|i'll|you|you're|we|he|she|they|it|it's|what|which|who|how|why|when|where|on|in|at|to|into|of|for|with|about)\b/i;
-const ENDS_OPEN_RE = /\b(?:a|an|the|to|into|of|for|on|in|at|with|and|or|but|my|your|our|their|is|are|was|were|be|that|this|some)$/i;
+const OPENS_NOTHING_RE =
+  /^(?:i|i'm|i've|i'd|i'll|you|you're|we|he|she|they|it|it's|me|us|him|them|hey|hi|hello|want|wants|wanted|made|make|makes|doing|did|said|what|which|who|how|why|when|where|on|in|at|to|into|of|for|with|about)\b/i;
+const ENDS_OPEN_RE = /\b(?:a|an|the|to|into|of|for|on|in|at|with|and|or|but|my|your|our|their|is|are|was|were|be|that|this|some|while|when|because|'cause|cause|cuz|since|as|if|than|until|though)$/i;
+/**
+ * Words that judge or gesture rather than name: a value made only of these and its field's
+ * own name ("family is everything", "really nice family", "such incredible relationships",
+ * "wanna start") states a feeling or an intention to begin, not a member, a status or an activity.
+ */
+const SAYS_NOTHING = new Set(
+  (
+    'everything everyone everybody anything anyone something someone nothing nobody all stuff thing things lot lots ' +
+    'amazing awesome great good nice wonderful incredible special cool fun beautiful lovely fantastic perfect best better ' +
+    'worst bad terrible awful hard tough important really truly totally super pretty quite kind sort such same new old little big whole entire ' +
+    'start starting started begin beginning try trying want wanna gonna going idea'
+  ).split(' '),
+);
+const OTHERS_NAME_RE = /\b(?:his|her|their|its|our|your|[a-z]+'s)\s+(?:full\s+|first\s+|last\s+|nick)?$/i;
 
 /**
  * Does a free-text capture name something? Not when it is a fragment ("I love", "What pet",
@@ -288,7 +305,7 @@ function namesSomething(value: string, field: FieldDef): boolean {
   if (OPENS_NOTHING_RE.test(v) || ENDS_OPEN_RE.test(v)) return false;
   // The field's own name only: a hint may be a value itself ("headache" for a symptom).
   const own = new Set((field.name.match(/[a-z]+/g) ?? []).map(stem));
-  const content = (v.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((w) => !STOPWORDS.has(w));
+  const content = (v.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((w) => !STOPWORDS.has(w) && !SAYS_NOTHING.has(w));
   return content.some((w) => !own.has(stem(w)));
 }
 
