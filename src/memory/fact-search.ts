@@ -19,6 +19,8 @@ import { formatValue } from '../text/values.ts';
 export const FIELD_MATCH_SCORE = 0.8;
 /** A fact matched only by a hint or its value scores from here by its coverage of the query, like a fair ACU match. */
 export const WEAK_MATCH_SCORE = 0.25;
+/** Share of the query's terms a fact must cover for its field's name in the question to put it first. */
+const NAMED_MIN_COVERAGE = 0.3;
 /** Below this share of the query's terms, a fact the question does not name is chance, not an answer. */
 const WEAK_MIN_COVERAGE = 0.34;
 /** Turn results score from RECENT_BASE_SCORE up to RECENT_BASE_SCORE + RECENT_SPAN by the share of query terms they hold. */
@@ -143,7 +145,9 @@ function matchScore(q: readonly string[], e: TemporalEntity, field: FieldDef | u
   }
   if (!strong) return null;
   const coverage = Math.min(1, covered / q.length);
-  if (named) return FIELD_MATCH_SCORE + 0.15 * coverage;
+  // A field's word in a question about something else ("what did she do with her family on
+  // hikes?") does not make it a question about the field: naming it must carry the question.
+  if (named && coverage >= NAMED_MIN_COVERAGE) return FIELD_MATCH_SCORE + 0.15 * coverage;
   return coverage < WEAK_MIN_COVERAGE ? null : WEAK_MATCH_SCORE + 0.3 * coverage;
 }
 

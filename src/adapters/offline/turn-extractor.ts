@@ -331,7 +331,12 @@ function cueAsValue(text: string, h: CueHit): Capture | null {
   const mods: string[] = [];
   for (let i = before.length - 1; i >= 0; i--) {
     const w = before[i]!.replace(/[^a-z-]/gi, '');
-    if (!w || w !== before[i] || /^(a|an|the|my|i|have|has|had|got|some|any|no|and|with|of|is|am|i'm|been|feel|feeling|this|that|it)$/i.test(w)) break;
+    if (
+      !w ||
+      w !== before[i] ||
+      /^(a|an|the|my|i|have|has|had|got|some|any|no|and|or|but|so|with|of|on|in|at|to|for|from|about|by|into|over|like|than|is|am|i'm|been|feel|feeling|this|that|it)$/i.test(w)
+    )
+      break;
     mods.unshift(w);
   }
   const start = mods.length ? text.lastIndexOf(mods[0]!, h.start) : h.start;
