@@ -61,6 +61,12 @@ describe('fact tier', () => {
     expect(factResults(changed(), schema, 'Which school do the kids go to?', { now: NOW })).toEqual([]);
   });
 
+  it("a field's word in a question about something else does not put its fact first", () => {
+    const first = (q: string) => factResults(changed(), schema, q, { now: NOW })[0]?.score ?? 0;
+    expect(first('Which city?')).toBeGreaterThanOrEqual(FIELD_MATCH_SCORE);
+    expect(first('What did the kids enjoy most on their trip around the city last summer?')).toBeLessThan(FIELD_MATCH_SCORE);
+  });
+
   it('asOf answers with the value valid at that world time, never a retracted one', () => {
     const jan = factResults(changed(), schema, 'what was the budget', { now: NOW, asOf: Date.parse('2026-01-31T00:00:00Z') });
     expect(jan.map((r) => r.fact?.value)).toEqual([lakh(50)]);
