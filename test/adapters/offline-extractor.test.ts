@@ -371,6 +371,18 @@ describe('OfflineExtractor.compress', () => {
     expect(named[0]?.text).toBe('Meera Shah (user) works at Infosys, as of 2026-01-15.');
   });
 
+  it("drops a reaction to the listener's news, keeping the news and a reaction that tells the speaker's own", async () => {
+    const acus = await compress(
+      turns('x', [
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:00Z', text: 'We finally visited the Whitefield flat on Sunday.' },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:05Z', text: 'Wow, love that place! Sounds like a great visit. Glad you liked it.' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:10Z', text: 'Sorry to hear about the delay, we had the same trouble with our landlord.' },
+      ]),
+    );
+    expect(acus.map((a) => a.turnRefs)).toEqual([['x-0'], ['x-2']]);
+    expect(acus[1]!.text).toContain('landlord');
+  });
+
   it('keeps only what the caller heard of an interrupted agent turn, and marks it', async () => {
     const acus = await compress(
       turns('i', [

@@ -146,6 +146,27 @@ export function isFiller(text: string): boolean {
   return words.every((w) => FILLER_WORDS.has(w) || FILLER_EXTRA.has(w) || FILLER_WORDS.has(w.replace(/-/g, '')));
 }
 
+// Openers of a reaction to what the listener just shared ("Glad you found it", "Wow, love that
+// painting", "Sounds like a great trip", "Sorry about the hike"), optionally after an interjection
+// and a name.
+const REACTION_OPENER_RE =
+  /^(?:(?:wow|oh|ooh|aw+|ah|omg|yay|haha|hey|yes|yeah|so)\b[\s,!.]*)*(?:[A-Z][a-z]+[\s,!.]+)?(?:(?:i'm |i am |i'm so |so |really )?glad\b|(?:i'm |so )?sorry (?:about|to hear|for)\b|(?:that |it )?sounds? (?:like|great|awesome|amazing|fun|lovely|wonderful|cool|incredible|fantastic|nice|really)\b|that'?s (?:so |really |such )?(?:a |an )?(?:great|awesome|amazing|cool|wonderful|lovely|beautiful|impressive|sweet|fantastic|incredible|nice|good|huge|big|tough|hard|rough)\b|what an? \b|(?:i )?love (?:that|this|your|the)\b|(?:i )?(?:really )?appreciate\b|thanks?\b|thank you\b|congrat|(?:i'm |i am )?(?:so )?proud of you\b|good for you\b|(?:i'm |i am )?(?:so )?happy for you\b|your \w+ (?:is|are|was|were|looks?|sounds?) (?:so |really )?(?:great|awesome|amazing|cool|wonderful|lovely|beautiful|gorgeous|stunning|impressive|incredible)\b)/i;
+// The speaker's own news: a reaction that also tells it ("Glad you liked it, I painted it last week") stays.
+const OWN_NEWS_RE = /\b(?:i|i've|i'd|i'll|my|we|we've|our|us|me)\b/i;
+
+/**
+ * A sentence that only reacts to what the listener shared: the news is in the listener's own
+ * turn, and the reaction ("Wow, love that painting!") would otherwise become a memory of its own
+ * that outranks it in search. Not a reaction when it tells the speaker's own news.
+ */
+export function isReaction(text: string): boolean {
+  const t = text.replace(/[’‘]/g, "'").trim();
+  const m = REACTION_OPENER_RE.exec(t);
+  if (!m) return false;
+  const rest = t.slice(m[0].length);
+  return !OWN_NEWS_RE.test(rest.replace(/\b(?:for|to|with) me\b/gi, ' '));
+}
+
 /**
  * Words of a sentence that carry content: not function words, not small talk ("awesome",
  * "thanks", "wow"), longer than two letters. "It was awesome, Mel" has none; "the pottery class

@@ -2,7 +2,7 @@ import { iso } from '../../core/clock.ts';
 import type { Turn } from '../../core/types.ts';
 import type { AcuDraft, CompressionInput } from '../../ports/extractor.ts';
 import { looksPast, rewriteDates, ymd } from '../../text/dates.ts';
-import { adjacent, contentWords, isConfirmation, isFiller, isQuestion, splitSentences } from './clauses.ts';
+import { adjacent, contentWords, isConfirmation, isFiller, isQuestion, isReaction, splitSentences } from './clauses.ts';
 import { rewritePronouns, thirdPerson, type Voices } from './pronouns.ts';
 import { captureName } from './text-capture.ts';
 
@@ -90,7 +90,7 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
         const intro = /^(?:(?:hi|hello|hey)\b[^,]*,\s*)?(?:my name(?:'s|\s+is)|this is|i am|i'm)\s+/i.exec(s.replace(/[’‘]/g, "'"));
         const self = intro ? captureName(s, intro[0].length, /name/i.test(intro[0]), true) : null;
         if (self && strip(s).endsWith(self.value)) own.add(`The user's name is ${self.value}`, 2);
-        else if (!isFiller(withoutNames(s, names))) own.add(statement(s, t, userVoices(names), names, 'user'), isQuestion(s) ? 2 : contentWords(withoutNames(s, names)));
+        else if (!isFiller(withoutNames(s, names)) && !isReaction(s)) own.add(statement(s, t, userVoices(names), names, 'user'), isQuestion(s) ? 2 : contentWords(withoutNames(s, names)));
       }
       for (const body of own.end()) drafts.push(draft(body, [t], t));
       return;
@@ -98,7 +98,7 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
     const next = after?.role === 'user' && adjacent(t, after, input.turns) ? after : undefined;
     const qi = sentences.findLastIndex((s) => isQuestion(s));
     for (const [si, s] of sentences.entries()) {
-      if (si === qi || isQuestion(s) || isFiller(withoutNames(s, names))) continue;
+      if (si === qi || isQuestion(s) || isFiller(withoutNames(s, names)) || isReaction(s)) continue;
       const intro = agentIntro(s, t, names);
       own.add(intro ?? statement(s, t, agentVoices(names), names, 'agent'), intro ? 2 : contentWords(withoutNames(s, names)));
     }
