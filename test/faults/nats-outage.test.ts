@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { testConfig } from '../support/config.ts';
 import { startGateway, type Gateway } from '../../src/gateway/server.ts';
 import { WsTester } from '../gateway/support/ws-tester.ts';
 import { closedPort } from '../support/net.ts';
@@ -50,7 +50,7 @@ describeWithServer('nats', 'fault: NATS restart under load', () => {
     port = await closedPort();
     dir = mkdtempSync(join(tmpdir(), 'memgate-nats-fault-'));
     await startNats();
-    const config = defaultConfig({
+    const config = testConfig({
       sqlite: { path: ':memory:' },
       log: { level: (process.env['FAULT_LOG'] as 'warn' | undefined) ?? 'silent' },
       server: { port: 0, inlineWorkers: true },

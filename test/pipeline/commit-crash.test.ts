@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/core/logger.ts';
 import type { Scope, Turn } from '../../src/core/types.ts';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { testConfig } from '../support/config.ts';
 import { openSqlite, type Database } from '../../src/adapters/sqlite/index.ts';
 import { committedWindowLeftovers } from '../../src/pipeline/extraction-job.ts';
 import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
@@ -24,7 +24,7 @@ let db: Database;
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'memgate-commit-crash-'));
   const path = join(dir, 'memgate.db');
-  runtime = await createRuntime(defaultConfig({ sqlite: { path }, server: { inlineWorkers: false } }), { logger: createLogger('silent') });
+  runtime = await createRuntime(testConfig({ sqlite: { path }, server: { inlineWorkers: false } }), { logger: createLogger('silent') });
   db = openSqlite(path);
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { testConfig } from '../support/config.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
 import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
@@ -22,7 +22,7 @@ const turns = [
 ] as const;
 
 async function loadedRuntime(): Promise<Runtime> {
-  const rt = await createRuntime(defaultConfig({ sqlite: { path: ':memory:' }, memory: { minKeptTurns: 2, maxKeptTurns: 2 }, log: { level: 'silent' } }), { logger: silentLogger });
+  const rt = await createRuntime(testConfig({ sqlite: { path: ':memory:' }, memory: { minKeptTurns: 2, maxKeptTurns: 2 }, log: { level: 'silent' } }), { logger: silentLogger });
   await rt.service.startSession(scope, 'call-1');
   for (const [i, [role, text]] of turns.entries()) {
     await rt.service.appendTurn(scope, 'call-1', { role, text, turnId: `t${i}`, ts: Date.parse('2026-01-05T10:00:00Z') + i * 5000 });

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { testConfig } from '../support/config.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
 import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
@@ -34,7 +34,7 @@ async function appendAll(s: Scope, texts: string[], prefix: string, startTs: num
 beforeAll(async () => {
   fake = await startFakeOpenAI();
   runtime = await createRuntime(
-    defaultConfig({
+    testConfig({
       sqlite: { path: ':memory:' },
       adapters: { extractor: 'openai' },
       llm: { baseURL: fake.url, apiKey: 'test', model: 'fake', timeoutMs: 400, maxRetries: 1 },

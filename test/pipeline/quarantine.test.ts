@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { testConfig } from '../support/config.ts';
 import { createLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
 import { startGateway, type Gateway } from '../../src/gateway/server.ts';
@@ -28,7 +28,7 @@ function onRuntime(name: string, config: () => Record<string, unknown>, register
     let gateway: Gateway;
     const env = { logLines: [] } as unknown as Env;
     beforeAll(async () => {
-      const merged = defaultConfig({ sqlite: { path: ':memory:' }, log: { level: 'warn' }, ...config(), server: { port: 0 } });
+      const merged = testConfig({ sqlite: { path: ':memory:' }, log: { level: 'warn' }, ...config(), server: { port: 0 } });
       env.runtime = await createRuntime(merged, { logger: createLogger('warn', {}, (line) => env.logLines.push(JSON.parse(line) as Record<string, unknown>)) });
       gateway = await startGateway(env.runtime);
       env.base = `http://127.0.0.1:${gateway.port}`;

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { replay } from '../../src/app/replay.ts';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { testConfig } from '../support/config.ts';
 
 // The README's demonstration, end to end on the embedded default (offline extractor and embedder).
 describe('memgate replay of the bundled real-estate example', () => {
   it('shows the old budget superseded, only the new one in the next context block, and answers searches', async () => {
     const out: string[] = [];
     const progress: string[] = [];
-    await replay('config/examples/real-estate-calls.json', defaultConfig({ sqlite: { path: ':memory:' }, log: { level: 'silent' } }), {
+    await replay('config/examples/real-estate-calls.json', testConfig({ sqlite: { path: ':memory:' }, log: { level: 'silent' } }), {
       out: (l) => out.push(l),
       progress: (l) => progress.push(l),
     });

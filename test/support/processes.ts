@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { TEST_EMBEDDER } from './config.ts';
 
 /** The repository root: children run from here so `config/` and `src/` resolve. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -51,6 +52,7 @@ export function spawnMemgate(command: 'serve' | 'worker', options: SpawnMemgateO
     // The runner's own MEMGATE_* (or a loader in NODE_OPTIONS) must not leak into the child's config.
     if (!k.startsWith('MEMGATE_') && k !== 'NODE_OPTIONS') env[k] = v;
   }
+  env['MEMGATE_EMBEDDER'] = TEST_EMBEDDER;
   Object.assign(env, options.env);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts', command, ...options.args], {
     cwd: REPO_ROOT,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { InProcessEventBus, InProcessJobBus } from '../../src/adapters/inprocess/index.ts';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { testConfig } from '../support/config.ts';
 import { MemgateError } from '../../src/core/errors.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { ExtractionDeps } from '../../src/pipeline/extraction-job.ts';
@@ -35,7 +35,7 @@ function fakeLane(stopTimeoutMs = 5_000): { lane: ThreadLane; events: MemgateEve
   const events: MemgateEvent[] = [];
   bus.subscribe((e) => events.push(e));
   // The fake thread uses sqlite.path as a scratch directory that outlives it.
-  const lane = startThreadLane(defaultConfig({ sqlite: { path: dir } }), { events: bus, logger: silentLogger, entry: FAKE_ENTRY, stopTimeoutMs });
+  const lane = startThreadLane(testConfig({ sqlite: { path: dir } }), { events: bus, logger: silentLogger, entry: FAKE_ENTRY, stopTimeoutMs });
   open.push(lane);
   return { lane, events };
 }

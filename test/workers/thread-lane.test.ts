@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { testConfig } from '../support/config.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
 import type { MemgateEvent } from '../../src/ports/event-bus.ts';
@@ -37,7 +37,7 @@ afterEach(async () => {
 });
 
 async function embedded(tokenThreshold: number, path = join(dir, `${rid('db-')}.db`)): Promise<Runtime> {
-  const config = defaultConfig({ sqlite: { path }, log: { level: 'silent' }, memory: { tokenThreshold }, worker: { retryDelayMs: 50 } });
+  const config = testConfig({ sqlite: { path }, log: { level: 'silent' }, memory: { tokenThreshold }, worker: { retryDelayMs: 50 } });
   const runtime = await createRuntime(config, { logger: silentLogger });
   runtimes.push(runtime);
   runtime.startWorkers();
@@ -50,9 +50,9 @@ async function appendAll(runtime: Runtime, scope: Scope, sessionId: string, turn
 
 describe('embedded extraction on a worker thread', () => {
   it('runs only with the embedded bus on a SQLite file', () => {
-    expect(usesThreadLane(defaultConfig({ sqlite: { path: '/tmp/x.db' } }))).toBe(true);
-    expect(usesThreadLane(defaultConfig({ sqlite: { path: ':memory:' } }))).toBe(false);
-    expect(usesThreadLane(defaultConfig({ sqlite: { path: '/tmp/x.db' }, adapters: { bus: 'nats' } }))).toBe(false);
+    expect(usesThreadLane(testConfig({ sqlite: { path: '/tmp/x.db' } }))).toBe(true);
+    expect(usesThreadLane(testConfig({ sqlite: { path: ':memory:' } }))).toBe(false);
+    expect(usesThreadLane(testConfig({ sqlite: { path: '/tmp/x.db' }, adapters: { bus: 'nats' } }))).toBe(false);
   });
 
   it('keeps extraction inline on an in-memory database', async () => {

@@ -4,14 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/app/wiring.ts';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { testConfig } from '../support/config.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { yieldingWrites } from '../../src/workers/yielding-writes.ts';
 import { makeAcu, makeTurn, randomScope, randomUnitVector } from '../support/fixtures.ts';
 
 describe('yieldingWrites', () => {
   it('cuts upserts, archives and removals into pieces of `rows`, in order, and writes them all', async () => {
-    const runtime = await createRuntime(defaultConfig({ sqlite: { path: ':memory:' }, log: { level: 'silent' } }), { logger: silentLogger });
+    const runtime = await createRuntime(testConfig({ sqlite: { path: ':memory:' }, log: { level: 'silent' } }), { logger: silentLogger });
     try {
       const pieces: Record<string, number[]> = { upsert: [], archive: [], remove: [] };
       const { acus, cold, buffer } = runtime.ports;

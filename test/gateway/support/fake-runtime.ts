@@ -2,7 +2,8 @@ import { MemgateError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import type { QuarantinedTurn, Scope, Turn, TurnInput } from '../../../src/core/types.ts';
 import type { SessionRecord } from '../../../src/ports/turn-buffer.ts';
-import { defaultConfig, type Config } from '../../../src/config/schema.ts';
+import type { Config } from '../../../src/config/schema.ts';
+import { testConfig } from '../../support/config.ts';
 import { InProcessEventBus } from '../../../src/adapters/inprocess/event-bus.ts';
 import type { GatewayRuntime } from '../../../src/gateway/context.ts';
 import type { ContextFields } from '../../../src/memory/encoded-context.ts';
@@ -116,6 +117,6 @@ export class FakeMemoryApi implements MemoryApi {
 
 /** A GatewayRuntime around the fake service, listening on a free port. */
 export function fakeRuntime(service: MemoryApi, overrides: Record<string, unknown> = {}): GatewayRuntime & { config: Config } {
-  const config = defaultConfig({ sqlite: { path: ':memory:' }, server: { port: 0 }, log: { level: 'silent' }, ...overrides });
+  const config = testConfig({ sqlite: { path: ':memory:' }, server: { port: 0 }, log: { level: 'silent' }, ...overrides });
   return { config, service, logger: silentLogger, ports: { events: new InProcessEventBus(), bus: { depth: async () => 0 } } };
 }

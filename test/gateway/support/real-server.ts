@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { defaultConfig } from '../../../src/config/schema.ts';
+import { testConfig } from '../../support/config.ts';
 import { startGateway, type Gateway } from '../../../src/gateway/server.ts';
 import { createRuntime, type Runtime } from '../../../src/app/wiring.ts';
 
@@ -25,7 +25,7 @@ export async function startTestServer(opts: { keys?: Record<string, string>; wor
   const keys = Object.entries(opts.keys ?? {}).map(([key, tenantId]) => ({ sha256: sha256(key), tenantId }));
   const extra = opts.config ?? {};
   const server = { port: 0, ...(extra['server'] as object | undefined) };
-  const config = defaultConfig({ sqlite: { path: ':memory:' }, log: { level: 'silent' }, auth: { keys }, ...extra, server });
+  const config = testConfig({ sqlite: { path: ':memory:' }, log: { level: 'silent' }, auth: { keys }, ...extra, server });
   const runtime = await createRuntime(config);
   if (opts.workers) runtime.startWorkers();
   const gateway = await startGateway(runtime);

@@ -5,14 +5,14 @@
  * process alive and the spawning test sees it. Usage: lane-process.ts DB_PATH
  */
 import { threadId } from 'node:worker_threads';
-import { defaultConfig } from '../../../src/config/schema.ts';
+import { testConfig } from '../../support/config.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import { createRuntime } from '../../../src/app/wiring.ts';
 
 // Last argument: the script's own path is absent when it is imported from `node -e`.
 const path = process.argv.at(-1);
 if (!path?.endsWith('.db')) throw new Error('usage: lane-process.ts DB_PATH');
-const runtime = await createRuntime(defaultConfig({ sqlite: { path }, log: { level: 'silent' } }), { logger: silentLogger });
+const runtime = await createRuntime(testConfig({ sqlite: { path }, log: { level: 'silent' } }), { logger: silentLogger });
 runtime.startWorkers();
 const scope = { tenantId: 'lane-process', agentId: 'real-estate', userId: `u-${process.pid}` };
 const { sessionId } = await runtime.service.startSession(scope);

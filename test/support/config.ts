@@ -1,0 +1,14 @@
+import { defaultConfig, type Config } from '../../src/config/schema.ts';
+
+/**
+ * The embedder tests run on unless they choose one. Tests check memory semantics, wiring and
+ * faults, which no embedder changes; the hashing embedder keeps them fast and deterministic.
+ * The sentence-encoder embedders have their own suites (test/adapters/embedders.test.ts,
+ * test/app/embedder-wiring.test.ts) and the packed-package test runs the true default.
+ */
+export const TEST_EMBEDDER = 'offline';
+
+/** `defaultConfig` with the test embedder unless `overrides.adapters.embedder` says otherwise. */
+export function testConfig(overrides: Record<string, unknown> = {}): Config {
+  return defaultConfig({ ...overrides, adapters: { embedder: TEST_EMBEDDER, ...(overrides['adapters'] as object | undefined) } });
+}
