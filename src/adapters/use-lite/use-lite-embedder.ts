@@ -1,9 +1,7 @@
 import { MemgateError } from '../../core/errors.ts';
 import type { Embedder } from '../../ports/embedder.ts';
-import { loadUseLite } from './model.ts';
-
-/** Output size of Universal Sentence Encoder lite. */
-export const USE_LITE_DIMENSIONS = 512;
+import { loadUseLite, USE_LITE_DIMENSIONS, type LoadedUseLite } from './model.ts';
+import { leaseUseLiteThread, type UseLiteThreadLease } from './model-thread.ts';
 
 /** Tuning of the USE-lite embedder. */
 export interface UseLiteEmbedderOptions {
@@ -24,11 +22,18 @@ export interface UseLiteEmbedderOptions {
    * the keyword leg of a search still sees the whole text.
    */
   maxPieces?: number;
+  /**
+   * Where the model runs (default 'in-process'). 'thread': on the process's one embed thread,
+   * so the calling event loop stays free while the model computes (the gateway: a query
+   * embedding would otherwise stall every append ack for 10-15 ms). 'in-process': on the
+   * calling thread, for threads that do nothing else (the extraction thread).
+   */
+  runIn?: 'in-process' | 'thread';
 }
 
 interface Pending {
   pieces: string[];
-  resolve(vectors: number[][]): void;
+  resolve(vectors: Float32Array[]): void;
   reject(err: unknown): void;
 }
 
@@ -48,6 +53,7 @@ export class UseLiteEmbedder implements Embedder {
   private readonly maxPieces: number;
   private readonly queue: Pending[] = [];
   private draining = false;
+  private readonly lease: UseLiteThreadLease | null;
 
   constructor(options: UseLiteEmbedderOptions = {}) {
     const batchSize = options.batchSize ?? 16;
@@ -59,11 +65,21 @@ export class UseLiteEmbedder implements Embedder {
     if (!Number.isInteger(maxPieces) || maxPieces < 1) throw new MemgateError('bad_request', `use-lite maxPieces must be a positive integer, got ${maxPieces}`);
     this.maxChars = maxChars;
     this.maxPieces = maxPieces;
+    this.lease = options.runIn === 'thread' ? leaseUseLiteThread() : null;
   }
 
   /** Load the model now instead of on the first call; resolves to how long the first load took, in ms (the same value on later calls). */
   async warm(): Promise<number> {
-    return (await loadUseLite()).loadMs;
+    return (await this.load()).loadMs;
+  }
+
+  /** Release the embed thread ('thread' mode; the last embedder to close stops it). Idempotent; in-process, nothing to do. */
+  async close(): Promise<void> {
+    await this.lease?.release();
+  }
+
+  private load(): Promise<LoadedUseLite> {
+    return this.lease ? this.lease.load() : loadUseLite();
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
@@ -90,7 +106,7 @@ export class UseLiteEmbedder implements Embedder {
     });
   }
 
-  private run(pieces: string[]): Promise<number[][]> {
+  private run(pieces: string[]): Promise<Float32Array[]> {
     if (pieces.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       this.queue.push({ pieces, resolve, reject });
@@ -104,7 +120,7 @@ export class UseLiteEmbedder implements Embedder {
     try {
       let model;
       try {
-        ({ model } = await loadUseLite());
+        ({ model } = await this.load());
       } catch (err) {
         for (const r of this.queue.splice(0)) r.reject(wrap(err, 'loading the model failed'));
         return;
@@ -122,7 +138,7 @@ export class UseLiteEmbedder implements Embedder {
         }
         const all = taken.flatMap((r) => r.pieces);
         try {
-          const out: number[][] = [];
+          const out: Float32Array[] = [];
           for (let i = 0; i < all.length; i += this.batchSize) {
             // The wasm kernels run synchronously and the model's own awaits are microtasks:
             // yield to timers and I/O between batches so a long list never holds the loop for all of it.
