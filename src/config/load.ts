@@ -32,6 +32,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_EMBEDDINGS_API_KEY: 'embeddings.apiKey',
   MEMGATE_EMBEDDINGS_MODEL: 'embeddings.model',
   MEMGATE_EMBEDDINGS_DIMENSIONS: 'embeddings.dimensions',
+  MEMGATE_EMBEDDINGS_MODEL_THREAD: 'embeddings.modelThread',
   MEMGATE_TOKEN_THRESHOLD: 'memory.tokenThreshold',
   MEMGATE_EXTRACTOR: 'adapters.extractor',
   MEMGATE_EMBEDDER: 'adapters.embedder',

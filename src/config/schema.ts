@@ -149,6 +149,11 @@ export const configSchema = z
         timeoutMs: z.int().positive().default(10_000),
         /** Share of the sentence encoder in the fused embedder's cosine (the rest is the hashing embedder's). */
         fusedSemanticShare: z.number().gt(0).lt(1).default(0.5),
+        /**
+         * use-lite / fused on the gateway: run the model on an embed thread (default), so a query
+         * embedding never holds the event loop that acks appends. false: on the gateway thread itself.
+         */
+        modelThread: z.boolean().default(true),
       })
       .prefault({}),
     memory: memorySchema.prefault({}),
