@@ -137,15 +137,19 @@ export class UseLiteEmbedder implements Embedder {
           n += r.pieces.length;
         }
         const all = taken.flatMap((r) => r.pieces);
+        // Batches of similar lengths: a text is padded to the longest of its batch (see runner.ts).
+        const order = all.map((_, i) => i).sort((a, b) => all[a]!.length - all[b]!.length || a - b);
         try {
-          const out: Float32Array[] = [];
+          const out: Float32Array[] = new Array<Float32Array>(all.length);
           for (let i = 0; i < all.length; i += this.batchSize) {
-            // The wasm kernels run synchronously and the model's own awaits are microtasks:
-            // yield to timers and I/O between batches so a long list never holds the loop for all of it.
+            // The wasm kernels run synchronously: yield to timers and I/O between batches
+            // so a long list never holds the loop (or the embed thread, for a query) for all of it.
             if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-            out.push(...(await model.embed(all.slice(i, i + this.batchSize))));
+            const batch = order.slice(i, i + this.batchSize);
+            const vectors = await model.embed(batch.map((p) => all[p]!));
+            if (vectors.length !== batch.length) throw new Error(`model returned ${vectors.length} vectors for ${batch.length} texts`);
+            batch.forEach((p, j) => (out[p] = vectors[j]!));
           }
-          if (out.length !== all.length) throw new Error(`model returned ${out.length} vectors for ${all.length} texts`);
           let offset = 0;
           for (const r of taken) {
             r.resolve(out.slice(offset, offset + r.pieces.length));
