@@ -126,7 +126,8 @@ async function buildEmbedder(config: Config, closers: Array<() => Promise<void>>
   const offline = await import('../adapters/offline/index.ts');
   if (kind === 'offline') return new offline.OfflineEmbedder({ dimensions: embedderDimensions(config) });
   const { UseLiteEmbedder } = await import('../adapters/use-lite/index.ts');
-  const useLite = new UseLiteEmbedder({ runIn: extractionThread || !config.embeddings.modelThread ? 'in-process' : 'thread' });
+  const maxWords = config.embeddings.semanticMaxWords;
+  const useLite = new UseLiteEmbedder({ runIn: extractionThread || !config.embeddings.modelThread ? 'in-process' : 'thread', ...(maxWords ? { maxWords } : {}) });
   closers.push(() => useLite.close());
   if (kind === 'use-lite') return useLite;
   const { FusedEmbedder } = await import('../adapters/fused/index.ts');

@@ -154,6 +154,8 @@ export const configSchema = z
          * embedding never holds the event loop that acks appends. false: on the gateway thread itself.
          */
         modelThread: z.boolean().default(true),
+        /** use-lite / fused: words of a text the sentence encoder sees at most (unset: all); hashing always sees the whole text. */
+        semanticMaxWords: z.int().positive().optional(),
       })
       .prefault({}),
     memory: memorySchema.prefault({}),

@@ -104,6 +104,7 @@ describe('UseLiteEmbedder on the embed thread', () => {
     await e.embed(['warm']);
     await e.close();
     await e.close();
+    await expect(e.embed(['closed'])).rejects.toMatchObject({ code: 'unavailable' });
     const f = useLite(onThread);
     expect(await f.embed(['after close'])).toHaveLength(1);
   });

@@ -142,10 +142,6 @@ function thread(): EmbedThread {
   return started;
 }
 
-const threadModel: UseLiteModel = {
-  embed: (texts) => thread().embed(texts),
-};
-
 /** A claim on the process's one embed thread; the thread stops when the last claim is released. */
 export interface UseLiteThreadLease {
   /** The model, run in the embed thread (started lazily, restarted after a crash). */
@@ -166,11 +162,16 @@ export interface UseLiteThreadLease {
 export function leaseUseLiteThread(): UseLiteThreadLease {
   holders++;
   let released = false;
+  // A released lease never starts a thread again: one nobody holds would never be stopped.
+  const live = (): EmbedThread => {
+    if (released) throw new MemgateError('unavailable', 'use-lite embedder closed');
+    return thread();
+  };
+  const model: UseLiteModel = { embed: async (texts) => live().embed(texts) };
   return {
-    model: threadModel,
+    model,
     async load() {
-      const t = thread();
-      return { model: threadModel, loadMs: await t.loaded };
+      return { model, loadMs: await live().loaded };
     },
     async release() {
       if (released) return;
@@ -188,4 +189,9 @@ export function leaseUseLiteThread(): UseLiteThreadLease {
 /** Tests only: make the running embed thread throw, as a crash in the model would. */
 export function crashUseLiteThreadForTests(): void {
   current?.crash();
+}
+
+/** Whether an embed thread is running (or starting) in this process: diagnostics and tests. */
+export function useLiteThreadRunning(): boolean {
+  return current !== null;
 }

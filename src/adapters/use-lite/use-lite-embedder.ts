@@ -23,6 +23,12 @@ export interface UseLiteEmbedderOptions {
    */
   maxPieces?: number;
   /**
+   * Words of a text the model sees at most (default: all, up to `maxPieces`). The model's cost
+   * grows with every token while a sentence's gist is mostly in its first words; the hashing
+   * half of the fused embedder and the keyword leg of a search still see the whole text.
+   */
+  maxWords?: number;
+  /**
    * Where the model runs (default 'in-process'). 'thread': on the process's one embed thread,
    * so the calling event loop stays free while the model computes (the gateway: a query
    * embedding would otherwise stall every append ack for 10-15 ms). 'in-process': on the
@@ -51,6 +57,7 @@ export class UseLiteEmbedder implements Embedder {
   private readonly batchSize: number;
   private readonly maxChars: number;
   private readonly maxPieces: number;
+  private readonly maxWords: number;
   private readonly queue: Pending[] = [];
   private draining = false;
   private readonly lease: UseLiteThreadLease | null;
@@ -65,6 +72,9 @@ export class UseLiteEmbedder implements Embedder {
     if (!Number.isInteger(maxPieces) || maxPieces < 1) throw new MemgateError('bad_request', `use-lite maxPieces must be a positive integer, got ${maxPieces}`);
     this.maxChars = maxChars;
     this.maxPieces = maxPieces;
+    const maxWords = options.maxWords ?? Infinity;
+    if (maxWords !== Infinity && (!Number.isInteger(maxWords) || maxWords < 1)) throw new MemgateError('bad_request', `use-lite maxWords must be a positive integer, got ${maxWords}`);
+    this.maxWords = maxWords;
     this.lease = options.runIn === 'thread' ? leaseUseLiteThread() : null;
   }
 
@@ -88,7 +98,7 @@ export class UseLiteEmbedder implements Embedder {
       const clean = text.normalize('NFKC').trim();
       if (clean === '') return null;
       const from = pieces.length;
-      pieces.push(...splitText(clean, this.maxChars, this.maxPieces));
+      pieces.push(...splitText(firstWords(clean, this.maxWords), this.maxChars, this.maxPieces));
       return { from, to: pieces.length };
     });
     const vectors = await this.run(pieces);
@@ -182,6 +192,13 @@ export function splitText(text: string, maxChars: number, maxPieces = Infinity):
   }
   if (rest && out.length < maxPieces) out.push(rest);
   return out;
+}
+
+/** The first `max` whitespace-separated words of a text (the text itself when it has no more). */
+export function firstWords(text: string, max: number): string {
+  if (max === Infinity) return text;
+  const words = text.split(/\s+/);
+  return words.length <= max ? text : words.slice(0, max).join(' ');
 }
 
 /** The vector of an empty text: fixed, unit length, the same in every process. */
