@@ -1,6 +1,7 @@
 import type { Suite } from '../lib/suite.ts';
 import { appendSuite } from './append.ts';
 import { dashboardSuite } from './dashboard.ts';
+import { embedderStallSuite } from './embedder-stall.ts';
 import { extractionSuite } from './extraction.ts';
 import { locomoSuite } from './locomo.ts';
 import { searchSuite } from './search.ts';
@@ -11,4 +12,4 @@ import { productionSuite } from './production.ts';
 import { startSuite } from './start.ts';
 
 /** Every suite, in the order a run executes them. */
-export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, scenariosSuite, integrationsSuite, dashboardSuite, locomoSuite, productionSuite, peerSuite];
+export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, scenariosSuite, integrationsSuite, dashboardSuite, locomoSuite, embedderStallSuite, productionSuite, peerSuite];

@@ -114,19 +114,27 @@ function startLane(config: Config, ports: Ports, logger: Logger): ThreadLane | n
   }
 }
 
-/** The configured Embedder. Model-backed ones load their weights lazily, on the first embed call. */
-async function buildEmbedder(config: Config): Promise<Embedder> {
+/**
+ * The configured Embedder. Model-backed ones load their weights lazily, on the first embed call.
+ * On the gateway thread the model runs on an embed thread (a query embedding is 10-15 ms of
+ * synchronous wasm that would stall every append ack); the extraction thread does nothing
+ * else, so it keeps the model in its own thread. The embed thread stops with the runtime.
+ */
+async function buildEmbedder(config: Config, closers: Array<() => Promise<void>>, extractionThread: boolean): Promise<Embedder> {
   const kind = config.adapters.embedder;
   if (kind === 'openai') return new (await import('../adapters/openai/index.ts')).OpenAiEmbedder({ ...config.embeddings, dimensions: embedderDimensions(config) });
   const offline = await import('../adapters/offline/index.ts');
   if (kind === 'offline') return new offline.OfflineEmbedder({ dimensions: embedderDimensions(config) });
   const { UseLiteEmbedder } = await import('../adapters/use-lite/index.ts');
-  if (kind === 'use-lite') return new UseLiteEmbedder();
+  const maxWords = config.embeddings.semanticMaxWords;
+  const useLite = new UseLiteEmbedder({ runIn: extractionThread || !config.embeddings.modelThread ? 'in-process' : 'thread', ...(maxWords ? { maxWords } : {}) });
+  closers.push(() => useLite.close());
+  if (kind === 'use-lite') return useLite;
   const { FusedEmbedder } = await import('../adapters/fused/index.ts');
   const share = config.embeddings.fusedSemanticShare;
   return new FusedEmbedder([
     { embedder: new offline.OfflineEmbedder(), weight: 1 - share },
-    { embedder: new UseLiteEmbedder(), weight: share },
+    { embedder: useLite, weight: share },
   ]);
 }
 
@@ -177,7 +185,7 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
       : new memory.InProcessJobBus({ logger });
   closers.push(() => bus.close());
 
-  const embedder = await buildEmbedder(config);
+  const embedder = await buildEmbedder(config, closers, extractionThread);
   const extractor = a.extractor === 'openai' ? new (await import('../adapters/openai/index.ts')).OpenAiExtractor(config.llm) : new (await import('../adapters/offline/index.ts')).OfflineExtractor();
   // The ACU index takes its vector size from the embedder: rows of another size (an earlier embedder) never meet a query.
   const acus =

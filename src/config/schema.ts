@@ -149,6 +149,13 @@ export const configSchema = z
         timeoutMs: z.int().positive().default(10_000),
         /** Share of the sentence encoder in the fused embedder's cosine (the rest is the hashing embedder's). */
         fusedSemanticShare: z.number().gt(0).lt(1).default(0.5),
+        /**
+         * use-lite / fused on the gateway: run the model on an embed thread (default), so a query
+         * embedding never holds the event loop that acks appends. false: on the gateway thread itself.
+         */
+        modelThread: z.boolean().default(true),
+        /** use-lite / fused: words of a text the sentence encoder sees at most (unset: all); hashing always sees the whole text. */
+        semanticMaxWords: z.int().positive().optional(),
       })
       .prefault({}),
     memory: memorySchema.prefault({}),

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
+import { useLiteThreadRunning } from '../../src/adapters/use-lite/index.ts';
 import { createRuntime } from '../../src/app/wiring.ts';
 import { rid } from '../support/fixtures.ts';
 import { REPO_ROOT } from '../support/processes.ts';
@@ -45,5 +46,28 @@ describe.each([
     } finally {
       await runtime.close();
     }
+  });
+});
+
+describe('MEMGATE_EMBEDDER=fused on the gateway thread', () => {
+  it('embeds queries on the embed thread: a search deadline fires while the model is busy, and close() stops the thread', { timeout: 90_000 }, async () => {
+    const config = defaultConfig({ sqlite: { path: join(dir, `${rid('db-')}.db`) }, log: { level: 'silent' }, adapters: { embedder: 'fused' } });
+    const runtime = await createRuntime(config, { logger: silentLogger });
+    try {
+      const scope: Scope = { tenantId: rid('t-'), agentId: 'real-estate', userId: rid('u-') };
+      await runtime.ports.embedder.embed(['warm up']);
+      expect(useLiteThreadRunning()).toBe(true);
+      // A long batch occupies the thread; the query queues behind it while this loop stays free.
+      let busyDone = false;
+      const busy = runtime.ports.embedder.embed(Array.from({ length: 64 }, (_, i) => `${example.calls[0]!.turns[i % 4]!.text} (${i})`)).then(() => (busyDone = true));
+      const reply = await runtime.service.search(scope, 'Which bank is the home loan with?', { deadlineMs: 5 });
+      expect(reply.partial).toBe(true);
+      // In process the batch would have run to its end before the search could even start.
+      expect(busyDone).toBe(false);
+      await busy;
+    } finally {
+      await runtime.close();
+    }
+    expect(useLiteThreadRunning()).toBe(false);
   });
 });

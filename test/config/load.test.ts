@@ -80,6 +80,8 @@ describe('configuration', () => {
       /MEMGATE_EMBEDDINGS_DIMENSIONS="384".*use-lite embedder makes 512-d vectors.*leave embeddings\.dimensions/,
     );
     expect(messageOf(() => load([], { MEMGATE_EMBEDDER: 'fused', MEMGATE_EMBEDDINGS_DIMENSIONS: '512' }))).toMatch(/fused embedder makes 896-d/);
+    expect(load([]).embeddings.modelThread).toBe(true);
+    expect(load([], { MEMGATE_EMBEDDINGS_MODEL_THREAD: 'false' }).embeddings.modelThread).toBe(false);
     const env = { MEMGATE_EMBEDDER: 'use-lite', MEMGATE_EMBEDDINGS_BASE_URL: 'http://127.0.0.1:9/v1' };
     expect(configNotices(load([], env), env)).toEqual([expect.stringMatching(/embedder is use-lite; set MEMGATE_EMBEDDER=openai/)]);
   });

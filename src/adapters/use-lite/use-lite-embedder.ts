@@ -1,9 +1,7 @@
 import { MemgateError } from '../../core/errors.ts';
 import type { Embedder } from '../../ports/embedder.ts';
-import { loadUseLite } from './model.ts';
-
-/** Output size of Universal Sentence Encoder lite. */
-export const USE_LITE_DIMENSIONS = 512;
+import { loadUseLite, USE_LITE_DIMENSIONS, type LoadedUseLite } from './model.ts';
+import { leaseUseLiteThread, type UseLiteThreadLease } from './model-thread.ts';
 
 /** Tuning of the USE-lite embedder. */
 export interface UseLiteEmbedderOptions {
@@ -24,11 +22,24 @@ export interface UseLiteEmbedderOptions {
    * the keyword leg of a search still sees the whole text.
    */
   maxPieces?: number;
+  /**
+   * Words of a text the model sees at most (default: all, up to `maxPieces`). The model's cost
+   * grows with every token while a sentence's gist is mostly in its first words; the hashing
+   * half of the fused embedder and the keyword leg of a search still see the whole text.
+   */
+  maxWords?: number;
+  /**
+   * Where the model runs (default 'in-process'). 'thread': on the process's one embed thread,
+   * so the calling event loop stays free while the model computes (the gateway: a query
+   * embedding would otherwise stall every append ack for 10-15 ms). 'in-process': on the
+   * calling thread, for threads that do nothing else (the extraction thread).
+   */
+  runIn?: 'in-process' | 'thread';
 }
 
 interface Pending {
   pieces: string[];
-  resolve(vectors: number[][]): void;
+  resolve(vectors: Float32Array[]): void;
   reject(err: unknown): void;
 }
 
@@ -46,8 +57,10 @@ export class UseLiteEmbedder implements Embedder {
   private readonly batchSize: number;
   private readonly maxChars: number;
   private readonly maxPieces: number;
+  private readonly maxWords: number;
   private readonly queue: Pending[] = [];
   private draining = false;
+  private readonly lease: UseLiteThreadLease | null;
 
   constructor(options: UseLiteEmbedderOptions = {}) {
     const batchSize = options.batchSize ?? 16;
@@ -59,11 +72,24 @@ export class UseLiteEmbedder implements Embedder {
     if (!Number.isInteger(maxPieces) || maxPieces < 1) throw new MemgateError('bad_request', `use-lite maxPieces must be a positive integer, got ${maxPieces}`);
     this.maxChars = maxChars;
     this.maxPieces = maxPieces;
+    const maxWords = options.maxWords ?? Infinity;
+    if (maxWords !== Infinity && (!Number.isInteger(maxWords) || maxWords < 1)) throw new MemgateError('bad_request', `use-lite maxWords must be a positive integer, got ${maxWords}`);
+    this.maxWords = maxWords;
+    this.lease = options.runIn === 'thread' ? leaseUseLiteThread() : null;
   }
 
   /** Load the model now instead of on the first call; resolves to how long the first load took, in ms (the same value on later calls). */
   async warm(): Promise<number> {
-    return (await loadUseLite()).loadMs;
+    return (await this.load()).loadMs;
+  }
+
+  /** Release the embed thread ('thread' mode; the last embedder to close stops it). Idempotent; in-process, nothing to do. */
+  async close(): Promise<void> {
+    await this.lease?.release();
+  }
+
+  private load(): Promise<LoadedUseLite> {
+    return this.lease ? this.lease.load() : loadUseLite();
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
@@ -72,7 +98,7 @@ export class UseLiteEmbedder implements Embedder {
       const clean = text.normalize('NFKC').trim();
       if (clean === '') return null;
       const from = pieces.length;
-      pieces.push(...splitText(clean, this.maxChars, this.maxPieces));
+      pieces.push(...splitText(firstWords(clean, this.maxWords), this.maxChars, this.maxPieces));
       return { from, to: pieces.length };
     });
     const vectors = await this.run(pieces);
@@ -90,7 +116,7 @@ export class UseLiteEmbedder implements Embedder {
     });
   }
 
-  private run(pieces: string[]): Promise<number[][]> {
+  private run(pieces: string[]): Promise<Float32Array[]> {
     if (pieces.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       this.queue.push({ pieces, resolve, reject });
@@ -104,7 +130,7 @@ export class UseLiteEmbedder implements Embedder {
     try {
       let model;
       try {
-        ({ model } = await loadUseLite());
+        ({ model } = await this.load());
       } catch (err) {
         for (const r of this.queue.splice(0)) r.reject(wrap(err, 'loading the model failed'));
         return;
@@ -121,15 +147,19 @@ export class UseLiteEmbedder implements Embedder {
           n += r.pieces.length;
         }
         const all = taken.flatMap((r) => r.pieces);
+        // Batches of similar lengths: a text is padded to the longest of its batch (see runner.ts).
+        const order = all.map((_, i) => i).sort((a, b) => all[a]!.length - all[b]!.length || a - b);
         try {
-          const out: number[][] = [];
+          const out: Float32Array[] = new Array<Float32Array>(all.length);
           for (let i = 0; i < all.length; i += this.batchSize) {
-            // The wasm kernels run synchronously and the model's own awaits are microtasks:
-            // yield to timers and I/O between batches so a long list never holds the loop for all of it.
+            // The wasm kernels run synchronously: yield to timers and I/O between batches
+            // so a long list never holds the loop (or the embed thread, for a query) for all of it.
             if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-            out.push(...(await model.embed(all.slice(i, i + this.batchSize))));
+            const batch = order.slice(i, i + this.batchSize);
+            const vectors = await model.embed(batch.map((p) => all[p]!));
+            if (vectors.length !== batch.length) throw new Error(`model returned ${vectors.length} vectors for ${batch.length} texts`);
+            batch.forEach((p, j) => (out[p] = vectors[j]!));
           }
-          if (out.length !== all.length) throw new Error(`model returned ${out.length} vectors for ${all.length} texts`);
           let offset = 0;
           for (const r of taken) {
             r.resolve(out.slice(offset, offset + r.pieces.length));
@@ -162,6 +192,13 @@ export function splitText(text: string, maxChars: number, maxPieces = Infinity):
   }
   if (rest && out.length < maxPieces) out.push(rest);
   return out;
+}
+
+/** The first `max` whitespace-separated words of a text (the text itself when it has no more). */
+export function firstWords(text: string, max: number): string {
+  if (max === Infinity) return text;
+  const words = text.split(/\s+/);
+  return words.length <= max ? text : words.slice(0, max).join(' ');
 }
 
 /** The vector of an empty text: fixed, unit length, the same in every process. */
