@@ -53,8 +53,13 @@ const adaptersSchema = z.strictObject({
   cold: z.enum(['sqlite', 'mongo']).default('sqlite'),
   acus: z.enum(['sqlite', 'qdrant']).default('sqlite'),
   extractor: z.enum(['offline', 'openai']).default('offline'),
-  /** offline = feature hashing (384-d); use-lite = Universal Sentence Encoder lite in process (512-d); fused = both (896-d); openai = an endpoint. */
-  embedder: z.enum(EMBEDDERS, { error: `expected one of ${EMBEDDERS.join(', ')}` }).default('offline'),
+  /**
+   * fused (default) = feature hashing + Universal Sentence Encoder lite (896-d); offline = hashing
+   * only (384-d, ~15x cheaper to extract with, lower recall); use-lite = the encoder only (512-d);
+   * openai = an endpoint. Fused is the default because it is the one that meets the LoCoMo recall
+   * targets with search p95 far inside its budget (BENCHMARKS.md, "Embedders").
+   */
+  embedder: z.enum(EMBEDDERS, { error: `expected one of ${EMBEDDERS.join(', ')}` }).default('fused'),
 });
 
 /** The whole configuration. Parsed once at start (defaults ← profile file ← env ← flags), then frozen. */
@@ -147,8 +152,11 @@ export const configSchema = z
         /** Vector size: offline and openai 384 unless set; use-lite is 512 and fused 896 (leave unset or give exactly that). */
         dimensions: z.int().positive().optional(),
         timeoutMs: z.int().positive().default(10_000),
-        /** Share of the sentence encoder in the fused embedder's cosine (the rest is the hashing embedder's). */
-        fusedSemanticShare: z.number().gt(0).lt(1).default(0.5),
+        /**
+         * Share of the sentence encoder in the fused embedder's cosine (the rest is the hashing
+         * embedder's). 0.65 chosen on LoCoMo's dev split (0.5 / 0.6 / 0.65 / 0.7 measured; BENCHMARKS.md).
+         */
+        fusedSemanticShare: z.number().gt(0).lt(1).default(0.65),
         /**
          * use-lite / fused on the gateway: run the model on an embed thread (default), so a query
          * embedding never holds the event loop that acks appends. false: on the gateway thread itself.

@@ -23,7 +23,7 @@ afterAll(() => removeDir(dir));
 describe.each([
   ['offline', 384, 'offline-hash-v1'],
   ['use-lite', 512, 'use-lite-v1'],
-  ['fused', 896, 'fused(offline-hash-v1*0.5+use-lite-v1*0.5)'],
+  ['fused', 896, 'fused(offline-hash-v1*0.35+use-lite-v1*0.65)'],
 ] as const)('MEMGATE_EMBEDDER=%s', (embedder, dims, id) => {
   it('indexes ACUs of the embedder size from the extraction thread and finds them by meaning', { timeout: 90_000 }, async () => {
     const config = defaultConfig({ sqlite: { path: join(dir, `${rid('db-')}.db`) }, log: { level: 'silent' }, adapters: { embedder } });
@@ -47,6 +47,11 @@ describe.each([
       await runtime.close();
     }
   });
+});
+
+it('the embedded default is fused, with the sentence encoder at 0.65 of the cosine', () => {
+  expect(defaultConfig().adapters.embedder).toBe('fused');
+  expect(defaultConfig().embeddings.fusedSemanticShare).toBe(0.65);
 });
 
 describe('MEMGATE_EMBEDDER=fused on the gateway thread', () => {

@@ -50,13 +50,16 @@ const ack = await client.append({ role: 'user', text: 'My budget is 80 lakhs.', 
 await client.end();
 await mg.service.flush({ tenantId: 'default', agentId: 'estate', userId: 'asha' });
 const next = await client.start({ agentId: 'estate', userId: 'asha' });
-console.log(JSON.stringify({ ack, facts: next.facts.map((f) => f.key), block: next.contextBlock.includes('80'), error: typeof MemgateError }));
+// The default embedder (fused) from the installed package: the query is embedded on the embed thread
+// (a model that cannot load fails the search).
+const found = await client.search('What is her budget?');
+console.log(JSON.stringify({ ack, facts: next.facts.map((f) => f.key), block: next.contextBlock.includes('80'), found: found.results.some((r) => r.text.includes('80')) && !found.partial, embedder: mg.config.adapters.embedder, error: typeof MemgateError }));
 await client.close();
 await mg.close();
 `,
     );
     const out = execFileSync(process.execPath, ['call.mjs'], { cwd: proj, encoding: 'utf8', timeout: 30_000 });
-    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ ack: { turnId: 't1', seq: 1, duplicate: false }, facts: ['budget'], block: true, error: 'function' });
+    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ ack: { turnId: 't1', seq: 1, duplicate: false }, facts: ['budget'], block: true, found: true, embedder: 'fused', error: 'function' });
 
     // memgate/livekit needs its optional peer: without it the import names the missing package.
     writeFileSync(join(proj, 'lk.mjs'), `await import('memgate/livekit').then(() => console.log('loaded'), (e) => console.log(e.code, e.message.includes('@livekit/agents')));\n`);
