@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { FusedEmbedder } from '../../src/adapters/fused/index.ts';
 import { OfflineEmbedder } from '../../src/adapters/offline/index.ts';
-import { crashUseLiteThreadForTests, UseLiteEmbedder, splitText, type UseLiteEmbedderOptions } from '../../src/adapters/use-lite/index.ts';
+import { crashUseLiteThreadForTests, firstWords, UseLiteEmbedder, splitText, type UseLiteEmbedderOptions } from '../../src/adapters/use-lite/index.ts';
 import { MemgateError } from '../../src/core/errors.ts';
 import { embedderContract, PARAPHRASES } from '../contract/embedder.contract.ts';
 
@@ -50,6 +50,10 @@ describe('UseLiteEmbedder', () => {
     expect(splitText('aaaa bbbb cccc dddd eeee ffff', 10, 2)).toEqual(['aaaa bbbb', 'cccc dddd']);
     expect(() => new UseLiteEmbedder({ maxChars: 4 })).toThrow(MemgateError);
     expect(() => new UseLiteEmbedder({ batchSize: 0 })).toThrow(/batchSize/);
+    expect(() => new UseLiteEmbedder({ maxWords: 0 })).toThrow(/maxWords/);
+    expect(firstWords('one two  three four', 2)).toBe('one two');
+    expect(firstWords('one two', 2)).toBe('one two');
+    expect(firstWords('one two three', Infinity)).toBe('one two three');
   });
 });
 

@@ -5,35 +5,38 @@ import { MISSING_PACKAGES, splitFlat, USE_LITE_PACKAGES, type LoadedUseLite, typ
 import { RUNNER_SOURCE } from './runner.ts';
 
 /**
- * The embed thread's code, plain CommonJS run with `eval` (see checkpointer.ts for why):
- * it loads the model (packages required by resolved path: an eval'd thread resolves
+ * The embed thread's code, run with `eval` (see checkpointer.ts for why). Only dynamic
+ * imports at the top, `require` made with createRequire: valid whether an inherited
+ * `--input-type` makes the snippet CommonJS or ESM (see thread-lane.ts). It loads the model (packages required by resolved path: an eval'd thread resolves
  * bare names from the working directory), says `ready`, then answers each `embed` with
  * one flat Float32Array whose buffer is transferred, not copied. Messages are handled
  * one at a time, so a batch holds only this thread. `crash` is the tests' way to kill it.
  */
 const WORKER_SOURCE = `
-const { parentPort, workerData: w } = require('node:worker_threads');
-const started = performance.now();
-const load = new Function('require', w.runner);
-let runner = null;
-load((id) => require(w.paths[id])).then(
-  (r) => {
-    runner = r;
-    parentPort.postMessage({ op: 'ready', loadMs: performance.now() - started });
-  },
-  (err) => parentPort.postMessage({ op: 'failed', message: String((err && err.message) || err), missing: Boolean(err && err.code === 'MODULE_NOT_FOUND') }),
-);
-parentPort.on('message', (m) => {
-  if (m.op === 'crash') {
-    throw new Error('embed thread crashed on request (test hook)');
-  }
-  Promise.resolve()
-    .then(() => runner.embed(m.texts))
-    .then(
-      (flat) => parentPort.postMessage({ op: 'vectors', id: m.id, flat }, [flat.buffer]),
-      (err) => parentPort.postMessage({ op: 'error', id: m.id, message: String((err && err.message) || err) }),
+Promise.all([import('node:worker_threads'), import('node:module')])
+  .then(([{ parentPort, workerData: w }, { createRequire }]) => {
+    const require = createRequire(w.anchor);
+    const started = performance.now();
+    const load = new Function('require', w.runner);
+    let runner = null;
+    load((id) => require(w.paths[id])).then(
+      (r) => {
+        runner = r;
+        parentPort.postMessage({ op: 'ready', loadMs: performance.now() - started });
+      },
+      (err) => parentPort.postMessage({ op: 'failed', message: String((err && err.message) || err), missing: Boolean(err && err.code === 'MODULE_NOT_FOUND') }),
     );
-});
+    parentPort.on('message', (m) => {
+      if (m.op === 'crash') throw new Error('embed thread crashed on request (test hook)');
+      Promise.resolve()
+        .then(() => runner.embed(m.texts))
+        .then(
+          (flat) => parentPort.postMessage({ op: 'vectors', id: m.id, flat }, [flat.buffer]),
+          (err) => parentPort.postMessage({ op: 'error', id: m.id, message: String((err && err.message) || err) }),
+        );
+    });
+  })
+  .catch((err) => process.nextTick(() => { throw err; }));
 `;
 
 type FromThread =
@@ -58,7 +61,7 @@ class EmbedThread {
     paths: Record<string, string>,
     private readonly onExit: (thread: EmbedThread) => void,
   ) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { paths, runner: RUNNER_SOURCE } });
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { paths, anchor: import.meta.url, runner: RUNNER_SOURCE } });
     // Referenced only while a call waits for it (see track): idle, it never keeps a process alive.
     this.worker.unref();
     this.loaded = new Promise((resolve, reject) => {
