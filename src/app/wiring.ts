@@ -60,6 +60,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const clock = opts.clock ?? systemClock;
   const closers: Array<() => Promise<void>> = [];
   const ports = await buildPorts(config, clock, logger, closers, opts.extractionThread === true);
+  // Load the model while idle: the first search or extraction would otherwise wait ~0.3 s for it.
+  ports.embedder.warm?.().catch((err: unknown) => logger.warn('embedder warm-up failed; the first call will retry', { err }));
   const lanes: ThreadLane[] = [];
   // Flushes follow extraction onto the thread once its lane runs (see startWorkers).
   const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope) => lanes[0]?.run(scope) ?? null);

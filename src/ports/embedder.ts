@@ -4,4 +4,6 @@ export interface Embedder {
   readonly dimensions: number;
   /** One L2-normalised vector per text, in order. */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /** Model-backed embedders: load the model now rather than on the first call. */
+  warm?(): Promise<unknown>;
 }

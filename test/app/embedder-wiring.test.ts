@@ -11,6 +11,7 @@ import { defaultConfig } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
 import { useLiteThreadRunning } from '../../src/adapters/use-lite/index.ts';
+import { waitFor } from '../support/wait.ts';
 import { createRuntime } from '../../src/app/wiring.ts';
 import { rid } from '../support/fixtures.ts';
 import { REPO_ROOT } from '../support/processes.ts';
@@ -70,6 +71,16 @@ describe('MEMGATE_EMBEDDER=fused on the gateway thread', () => {
       // In process the batch would have run to its end before the search could even start.
       expect(busyDone).toBe(false);
       await busy;
+    } finally {
+      await runtime.close();
+    }
+    expect(useLiteThreadRunning()).toBe(false);
+  });
+
+  it('loads the model when the runtime starts, before any call needs it', { timeout: 90_000 }, async () => {
+    const runtime = await createRuntime(defaultConfig({ sqlite: { path: ':memory:' }, log: { level: 'silent' } }), { logger: silentLogger });
+    try {
+      await waitFor(() => useLiteThreadRunning(), 30_000, 'the embed thread started by the warm-up');
     } finally {
       await runtime.close();
     }

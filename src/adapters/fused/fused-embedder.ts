@@ -32,6 +32,11 @@ export class FusedEmbedder implements Embedder {
     this.id = `fused(${parts.map((p) => `${p.embedder.id}*${round3(p.weight / total)}`).join('+')})`;
   }
 
+  /** Load every model-backed part now. */
+  async warm(): Promise<void> {
+    await Promise.all(this.parts.map((p) => p.embedder.warm?.()));
+  }
+
   /** The parts run concurrently; one fused unit vector per text, in order. */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const perPart = await Promise.all(this.parts.map((p) => p.embedder.embed(texts)));
