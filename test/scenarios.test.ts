@@ -8,8 +8,8 @@ import { runScenario, type Transport } from './scenarios/runner.ts';
 /**
  * The scenario suite: scripted multi-call conversations in four domains, each
  * checking one memory rule in the timeline, the next call's context and
- * memory_search, on the embedded default (offline extractor), over HTTP and
- * over the WebSocket, and on Redis + NATS (buffer, cache, lock, job bus and
+ * memory_search, on the embedded stack (offline extractor), over HTTP and
+ * over the WebSocket (and with the fused embedder over HTTP), and on Redis + NATS (buffer, cache, lock, job bus and
  * events on the real servers, extraction by a worker) over HTTP.
  */
 let srv: TestServer;
@@ -31,6 +31,16 @@ describe('scenarios', () => {
   });
 
   describe.each<Transport>(['http', 'ws'])('over %s', (transport) => playAll(() => srv, transport));
+});
+
+// The product default embeds with the sentence encoder; the rules must hold there too.
+describe('scenarios with the fused embedder (the product default)', () => {
+  let fused: TestServer;
+  beforeAll(async () => {
+    fused = await startTestServer({ config: { adapters: { embedder: 'fused' } } });
+  }, 60_000);
+  afterAll(() => fused.close());
+  describe('over http', () => playAll(() => fused, 'http'));
 });
 
 describeWithServer('redis', 'scenarios on Redis + NATS', (redisUrl) => {

@@ -1,5 +1,6 @@
 import { startTestServer } from '../../test/gateway/support/real-server.ts';
 import { scoreScenarios } from '../../test/scenarios/scenarios.ts';
+import { productEmbedder } from '../../test/support/config.ts';
 import { say } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';
 import type { Suite, SuiteOutcome } from '../lib/suite.ts';
@@ -16,12 +17,13 @@ export const scenariosSuite: Suite = {
   title: 'Memory rules as conversations (share of scenarios right)',
   quick: true,
   async run(): Promise<SuiteOutcome> {
-    const srv = await startTestServer();
+    const embedder = productEmbedder();
+    const srv = await startTestServer({ config: { adapters: { embedder } } });
     try {
       const { scores } = await scoreScenarios(srv, (done, total) => {
         if (done % 10 === 0 || done === total) say(`scenarios: ${done}/${total}`);
       });
-      const row = `${scores.scenarios} scenarios, offline extractor`;
+      const row = `${scores.scenarios} scenarios, offline extractor, ${embedder} embedder`;
       const figures: Figure[] = [
         { bench: row, metric: 'timeline right', value: pct(scores.timeline), unit: '%' },
         { bench: row, metric: 'context right', value: pct(scores.context), unit: '%' },

@@ -12,3 +12,8 @@ export const TEST_EMBEDDER = 'offline';
 export function testConfig(overrides: Record<string, unknown> = {}): Config {
   return defaultConfig({ ...overrides, adapters: { embedder: TEST_EMBEDDER, ...(overrides['adapters'] as object | undefined) } });
 }
+
+/** What `npm start` embeds with here: MEMGATE_EMBEDDER, else the product default (for runs that report on the default). */
+export function productEmbedder(): string {
+  return process.env['MEMGATE_EMBEDDER'] ?? defaultConfig().adapters.embedder;
+}
