@@ -70,7 +70,10 @@ describe('configuration', () => {
 
   it('switches among the four embedders, with a clear error for any other value and a wrong size', () => {
     for (const name of ['offline', 'use-lite', 'fused', 'openai']) expect(load([], { MEMGATE_EMBEDDER: name }).adapters.embedder).toBe(name);
-    expect(embedderDimensions(load([]))).toBe(384);
+    // The embedded profile (what npm start loads) embeds with the product default, fused.
+    expect(load([]).adapters.embedder).toBe('fused');
+    expect(embedderDimensions(load([]))).toBe(896);
+    expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'offline' }))).toBe(384);
     expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'use-lite' }))).toBe(512);
     expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'fused' }))).toBe(896);
     expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'openai', MEMGATE_EMBEDDINGS_DIMENSIONS: '1536' }))).toBe(1536);

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WsTester, http } from './support/ws-tester.ts';
 import { removeDir } from '../support/tmp.ts';
+import { TEST_EMBEDDER } from '../support/config.ts';
 
 /**
  * `memgate serve` as a real child process: SIGTERM under load exits 0, and a
@@ -23,7 +24,7 @@ interface Served {
 }
 
 async function serve(dbPath: string): Promise<Served> {
-  const env: NodeJS.ProcessEnv = { ...process.env, MEMGATE_SQLITE_PATH: dbPath, MEMGATE_LOG_LEVEL: 'info', MEMGATE_TOKEN_THRESHOLD: '1000000000' };
+  const env: NodeJS.ProcessEnv = { ...process.env, MEMGATE_SQLITE_PATH: dbPath, MEMGATE_LOG_LEVEL: 'info', MEMGATE_TOKEN_THRESHOLD: '1000000000', MEMGATE_EMBEDDER: TEST_EMBEDDER };
   delete env['MEMGATE_API_KEYS'];
   delete env['MEMGATE_PORT'];
   // node --import tsx (what `npx tsx` runs) directly, so SIGTERM reaches the server and not a wrapper.
