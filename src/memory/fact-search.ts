@@ -146,8 +146,10 @@ function matchScore(q: readonly string[], e: TemporalEntity, field: FieldDef | u
   if (!strong) return null;
   const coverage = Math.min(1, covered / q.length);
   // A field's word in a question about something else ("what did she do with her family on
-  // hikes?") does not make it a question about the field: naming it must carry the question.
-  if (named && coverage >= NAMED_MIN_COVERAGE) return FIELD_MATCH_SCORE + 0.15 * coverage;
+  // hikes?") does not make it a question about the field: naming it must carry the question,
+  // by covering enough of it or by being what it asks about first ("what did the caller say
+  // about the budget for the flat near the metro?").
+  if (named && (coverage >= NAMED_MIN_COVERAGE || name.has(q[0]!))) return FIELD_MATCH_SCORE + 0.15 * coverage;
   return coverage < WEAK_MIN_COVERAGE ? null : WEAK_MATCH_SCORE + 0.3 * coverage;
 }
 

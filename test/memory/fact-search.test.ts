@@ -65,6 +65,8 @@ describe('fact tier', () => {
     const first = (q: string) => factResults(changed(), schema, q, { now: NOW })[0]?.score ?? 0;
     expect(first('Which city?')).toBeGreaterThanOrEqual(FIELD_MATCH_SCORE);
     expect(first('What did the kids enjoy most on their trip around the city last summer?')).toBeLessThan(FIELD_MATCH_SCORE);
+    // Named first, it is what the question is about, however long the rest.
+    expect(first('What did the caller say about the budget for the new flat near the metro station?')).toBeGreaterThanOrEqual(FIELD_MATCH_SCORE);
   });
 
   it('asOf answers with the value valid at that world time, never a retracted one', () => {
