@@ -3,7 +3,7 @@ import { FusedEmbedder } from '../../src/adapters/fused/index.ts';
 import { OfflineEmbedder } from '../../src/adapters/offline/index.ts';
 import { UseLiteEmbedder } from '../../src/adapters/use-lite/index.ts';
 import { createRuntime } from '../../src/app/wiring.ts';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { defaultConfig } from '../../src/config/config-schema.ts';
 import { iso } from '../../src/core/clock.ts';
 import { stableHash, stableUuid } from '../../src/core/ids.ts';
 import { silentLogger } from '../../src/core/logger.ts';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { defaultConfig } from '../../src/config/config-schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { estimateTokens } from '../../src/core/tokens.ts';
 import type { Scope } from '../../src/core/types.ts';

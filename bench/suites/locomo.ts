@@ -12,7 +12,7 @@ import { postJson, putJson, startMemgate } from '../lib/memgate.ts';
 import { say, startProgress } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';
 import { round3, summarizeMs } from '../lib/stats.ts';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { defaultConfig } from '../../src/config/config-schema.ts';
 import { notRun, type Suite, type SuiteOutcome } from '../lib/suite.ts';
 import { below, figure } from '../lib/targets.ts';
 import { measureModelCost, searchByEmbedder, type LocalEmbedder } from './embedder-search.ts';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { defaultConfig } from '../../src/config/config-schema.ts';
 import { iso } from '../../src/core/clock.ts';
 import { stableHash, stableUuid } from '../../src/core/ids.ts';
 import { silentLogger } from '../../src/core/logger.ts';

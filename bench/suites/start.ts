@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { defaultConfig } from '../../src/config/config-schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { estimateTokens } from '../../src/core/tokens.ts';
 import { createRuntime } from '../../src/app/wiring.ts';

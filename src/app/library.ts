@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../core/logger.ts';
-import { configSchema, type Config } from '../config/schema.ts';
+import { configSchema, type Config } from '../config/config-schema.ts';
 import { startGateway, type Gateway } from '../gateway/server.ts';
 import type { MemoryApi } from '../service/api.ts';
 import { createRuntime } from './wiring.ts';

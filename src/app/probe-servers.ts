@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { MemgateError } from '../core/errors.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config } from '../config/config-schema.ts';
 
 /**
  * Before any client library connects (each retries on its own, with stack traces),

@@ -1,7 +1,7 @@
 import { ManualClock } from '../core/clock.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Scope, TemporalEntity } from '../core/types.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config } from '../config/config-schema.ts';
 import { formatValue } from '../text/values.ts';
 import { createRuntime } from './wiring.ts';
 import { readTranscript } from '../cli/transcript.ts';

@@ -1,5 +1,5 @@
 import { createLogger } from '../core/logger.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config } from '../config/config-schema.ts';
 import { createRuntime } from './wiring.ts';
 import { startGateway } from '../gateway/server.ts';
 import { exitOnSignals } from '../gateway/shutdown.ts';

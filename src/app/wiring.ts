@@ -2,7 +2,7 @@ import { probeServers, reachability } from './probe-servers.ts';
 import { startDeadLetterSweeper } from '../workers/dead-letter-sweeper.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
-import { embedderDimensions, type Config } from '../config/schema.ts';
+import { embedderDimensions, type Config } from '../config/config-schema.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Ports } from '../ports/index.ts';
 import type { Consumer } from '../ports/job-bus.ts';

@@ -1,4 +1,4 @@
-import type { Config } from '../config/schema.ts';
+import type { Config } from '../config/config-schema.ts';
 import { createRuntime } from './wiring.ts';
 
 /**

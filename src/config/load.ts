@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MemgateError } from '../core/errors.ts';
-import { configSchema, type Config } from './schema.ts';
+import { configSchema, type Config } from './config-schema.ts';
 
 /** Environment variables that override the profile file (URLs, secrets, ports). */
 const ENV_PATHS: Record<string, string> = {

@@ -1,5 +1,5 @@
 import type { Logger } from '../core/logger.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config } from '../config/config-schema.ts';
 import type { EventBus, MemgateEvent } from '../ports/event-bus.ts';
 import type { JobBus } from '../ports/job-bus.ts';
 import type { MemoryApi } from '../service/api.ts';

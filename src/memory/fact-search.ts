@@ -1,5 +1,5 @@
 import { iso } from '../core/clock.ts';
-import type { ExtractionSchema, FieldDef } from '../core/schema.ts';
+import type { ExtractionSchema, FieldDef } from '../core/extraction-schema.ts';
 import { STOPWORDS } from '../core/stopwords.ts';
 import type { HotDocument, ResultFact, SearchResult, TemporalEntity, Turn } from '../core/types.ts';
 import { keyLabel } from './fact-state.ts';

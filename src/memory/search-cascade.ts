@@ -1,6 +1,6 @@
 import { turnDefect } from '../core/turn-check.ts';
 import { iso } from '../core/clock.ts';
-import type { ExtractionSchema } from '../core/schema.ts';
+import type { ExtractionSchema } from '../core/extraction-schema.ts';
 import type { Confidence, HotDocument, Scope, SearchResult, Turn } from '../core/types.ts';
 import type { AcuHit, AcuIndex } from '../ports/acu-index.ts';
 import type { ColdArchive, ColdHit } from '../ports/cold-archive.ts';

@@ -1,8 +1,9 @@
 import { iso } from '../core/clock.ts';
 import { MemgateError } from '../core/errors.ts';
-import type { FieldDef } from '../core/schema.ts';
+import type { FieldDef } from '../core/extraction-schema.ts';
 import type { FactSource, FactValue, ProfileEntry, TemporalEntity } from '../core/types.ts';
 import { valuesEqual } from '../text/values.ts';
+import { CONFIDENCE_ORDER, REPLACE_RANK } from './confidence-order.ts';
 
 /** A stage-1 fact validated against the schema: keyed, normalised, with its world time and evidence turn ids. */
 export interface ResolvedFact {
@@ -49,15 +50,6 @@ export interface MergeResult {
 }
 
 const HOUR_MS = 3_600_000;
-/**
- * Who may replace whom. docs/protocol.md orders confidence inferred < explicit < confirmed; a
- * new explicit statement is still the user's own word, so it may change a confirmed value
- * (a budget confirmed last month can be raised today). Only `inferred` can never displace
- * a stronger value: it waits beside it as a candidate.
- */
-const REPLACE_RANK: Record<FactSource, number> = { inferred: 0, explicit: 1, confirmed: 1 };
-/** Merging the same value keeps the strongest source: confirmed > explicit > inferred. */
-const SOURCE_RANK: Record<FactSource, number> = { inferred: 0, explicit: 1, confirmed: 2 };
 
 interface Work {
   entities: TemporalEntity[];
@@ -258,7 +250,7 @@ function insertHistory(work: Work, f: ResolvedFact): void {
 function confirm(work: Work, rec: TemporalEntity, f: ResolvedFact): void {
   const fresh = f.evidence.filter((id) => !rec.evidence.includes(id));
   rec.evidence.push(...new Set(fresh));
-  if (SOURCE_RANK[f.source] > SOURCE_RANK[rec.source]) rec.source = f.source;
+  if (CONFIDENCE_ORDER[f.source] > CONFIDENCE_ORDER[rec.source]) rec.source = f.source;
   if (fresh.length > 0 && rec.status === 'active' && rec.category === 'ephemeral' && rec.expiresAt !== null) {
     const renewed = expiryOf(work, f);
     if (renewed !== null && Date.parse(renewed) > Date.parse(rec.expiresAt)) rec.expiresAt = renewed;

@@ -1,4 +1,4 @@
-import type { ExtractionSchema, FieldDef } from '../core/schema.ts';
+import type { ExtractionSchema, FieldDef } from '../core/extraction-schema.ts';
 import type { Turn } from '../core/types.ts';
 import { iso } from '../core/clock.ts';
 import type { ExtractedFact } from '../ports/extractor.ts';

@@ -1,5 +1,5 @@
 import type { HotDocument, Scope } from '../core/types.ts';
-import type { ExtractionSchema } from '../core/schema.ts';
+import type { ExtractionSchema } from '../core/extraction-schema.ts';
 
 /**
  * Hot documents (one per agent+user) and agent schemas. Commits are

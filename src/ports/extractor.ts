@@ -1,4 +1,4 @@
-import type { ExtractionSchema } from '../core/schema.ts';
+import type { ExtractionSchema } from '../core/extraction-schema.ts';
 import type { FactSource, FactValue, Turn } from '../core/types.ts';
 
 /** Stage 1 input: the turns to read facts from, the agent's schema, and what is already known. */

@@ -1,4 +1,4 @@
-import type { ExtractionSchema } from '../core/schema.ts';
+import type { ExtractionSchema } from '../core/extraction-schema.ts';
 import type { EncodedContext, QuarantinedTurn, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
 import type { MaybePromise, SessionRecord } from '../ports/turn-buffer.ts';
 import type { ExtractionReport } from '../pipeline/extraction-report.ts';

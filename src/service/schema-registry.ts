@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Logger } from '../core/logger.ts';
-import type { ExtractionSchema } from '../core/schema.ts';
+import type { ExtractionSchema } from '../core/extraction-schema.ts';
 import type { DocumentStore } from '../ports/document-store.ts';
-import { parseExtractionSchema } from '../memory/schema-validation.ts';
+import { parseExtractionSchema } from '../memory/extraction-schema-validation.ts';
 
 /** A schema that extracts nothing agent-specific: used when no default.json exists. */
 const EMPTY_SCHEMA: ExtractionSchema = { fields: [] };

@@ -4,7 +4,7 @@
  * value, so supersession can compare values and the context block can print them.
  * Dates are resolved in UTC against the instant the turn was said (see dates.ts).
  */
-import type { FieldDef } from '../core/schema.ts';
+import type { FieldDef } from '../core/extraction-schema.ts';
 import type { FactValue, Money } from '../core/types.ts';
 import { resolveDate, ymd } from './dates.ts';
 import { currencyMentioned, formatMoney, parseMoney } from './money.ts';

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { MemgateError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Scope } from '../core/types.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config } from '../config/config-schema.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import type { ExtractionReport } from '../service/api.ts';
 import type { FromThread, ThreadLaneData, ToThread } from './thread-protocol.ts';

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../core/errors.ts';
 import type { Scope } from '../core/types.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config } from '../config/config-schema.ts';
 import type { MemgateEvent } from '../ports/event-bus.ts';
 import type { ExtractionReport } from '../service/api.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OfflineExtractor } from '../../src/adapters/offline/offline-extractor.ts';
-import type { ExtractionSchema } from '../../src/core/schema.ts';
+import type { ExtractionSchema } from '../../src/core/extraction-schema.ts';
 import type { Role, Turn } from '../../src/core/types.ts';
 import type { ExtractedFact } from '../../src/ports/extractor.ts';
 

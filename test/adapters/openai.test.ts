@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OpenAiEmbedder, OpenAiExtractor } from '../../src/adapters/openai/index.ts';
 import type { OpenAiExtractorOptions } from '../../src/adapters/openai/index.ts';
 import { MemgateError } from '../../src/core/errors.ts';
-import type { ExtractionSchema } from '../../src/core/schema.ts';
+import type { ExtractionSchema } from '../../src/core/extraction-schema.ts';
 import type { Turn } from '../../src/core/types.ts';
 import type { ExtractionInput } from '../../src/ports/extractor.ts';
 import { startFakeOpenAI } from '../support/fake-openai.ts';

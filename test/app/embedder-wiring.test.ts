@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultConfig } from '../../src/config/schema.ts';
+import { defaultConfig } from '../../src/config/config-schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
 import { useLiteThreadRunning } from '../../src/adapters/use-lite/index.ts';

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { BSON } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeServers } from '../../src/app/probe-servers.ts';
-import { configSchema, type Config } from '../../src/config/schema.ts';
+import { configSchema, type Config } from '../../src/config/config-schema.ts';
 import { closedPort } from '../support/net.ts';
 import { describeWithServer } from '../support/servers.ts';
 

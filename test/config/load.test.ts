@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/processes.ts';
 import { UsageError, assertServeSafe, configNotices, loadConfig, parseCommandLine } from '../../src/config/load.ts';
-import { embedderDimensions } from '../../src/config/schema.ts';
+import { embedderDimensions } from '../../src/config/config-schema.ts';
 import { removeDir } from '../support/tmp.ts';
 
 const load = (argv: string[], env: Record<string, string> = {}) => loadConfig(argv, env, 'config');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ExtractionSchema } from '../../src/core/schema.ts';
+import type { ExtractionSchema } from '../../src/core/extraction-schema.ts';
 import type { DocumentStore } from '../../src/ports/document-store.ts';
 import { makeHotDoc, randomScope, rid, sibling } from '../support/fixtures.ts';
 import { useSubject, type ContractOptions } from '../support/subject.ts';

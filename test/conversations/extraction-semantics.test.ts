@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ExtractionSchema } from '../../src/core/schema.ts';
+import type { ExtractionSchema } from '../../src/core/extraction-schema.ts';
 import { http } from '../gateway/support/ws-tester.ts';
 import { ScriptedUser, startTestServer, type TestServer } from './support.ts';
 

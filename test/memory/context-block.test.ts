@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { FieldDef } from '../../src/core/schema.ts';
+import type { FieldDef } from '../../src/core/extraction-schema.ts';
 import type { FactSource, FactValue, HotDocument, Role, Turn } from '../../src/core/types.ts';
 import { estimateTokens } from '../../src/core/tokens.ts';
 import { buildSessionContext, CONTEXT_BLOCK_TOKEN_BUDGET, refreshForRead } from '../../src/memory/context-block.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldDef } from '../../src/core/schema.ts';
+import type { FieldDef } from '../../src/core/extraction-schema.ts';
 import type { FactValue, HotDocument, TemporalEntity, Turn } from '../../src/core/types.ts';
 import { factState, mentionsValue, outdatedMarks } from '../../src/memory/fact-state.ts';
 import { FIELD_MATCH_SCORE, WEAK_MATCH_SCORE, factResults, recentResults } from '../../src/memory/fact-search.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldDef } from '../../src/core/schema.ts';
+import type { FieldDef } from '../../src/core/extraction-schema.ts';
 import type { FactSource, FactValue, ProfileEntry, TemporalEntity } from '../../src/core/types.ts';
 import { activeEntities, applyFacts, chainOf, isExpired, type MemoryState, type ResolvedFact } from '../../src/memory/supersession.ts';
 

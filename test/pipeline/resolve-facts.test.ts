@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ExtractionSchema } from '../../src/core/schema.ts';
+import type { ExtractionSchema } from '../../src/core/extraction-schema.ts';
 import type { Turn } from '../../src/core/types.ts';
 import { resolveFacts } from '../../src/pipeline/resolve-facts.ts';
 

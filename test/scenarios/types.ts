@@ -1,4 +1,4 @@
-import type { ExtractionSchema } from '../../src/core/schema.ts';
+import type { ExtractionSchema } from '../../src/core/extraction-schema.ts';
 import type { ScriptTurn } from '../conversations/support.ts';
 
 /** A value as the checks write it: strings as they are, money as "80,00,000 INR" → `8000000 INR`. */

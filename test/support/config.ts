@@ -1,4 +1,4 @@
-import { defaultConfig, type Config } from '../../src/config/schema.ts';
+import { defaultConfig, type Config } from '../../src/config/config-schema.ts';
 
 /**
  * The embedder tests run on unless they choose one. Tests check memory semantics, wiring and

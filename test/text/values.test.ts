@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldDef, FieldType } from '../../src/core/schema.ts';
+import type { FieldDef, FieldType } from '../../src/core/extraction-schema.ts';
 import { findDates, resolveDate, rewriteDates } from '../../src/text/dates.ts';
 import { wordsToDigits } from '../../src/text/numbers.ts';
 import { formatValue, matchEnum, normalizeValue, valuesEqual } from '../../src/text/values.ts';

@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { MemgateError } from '../../core/errors.ts';
-import type { ExtractionSchema } from '../../core/schema.ts';
+import type { ExtractionSchema } from '../../core/extraction-schema.ts';
 import type { HotDocument, Scope } from '../../core/types.ts';
 import type { DocumentStore } from '../../ports/document-store.ts';
 import { classifyMongoError, isDuplicateKey } from './errors.ts';

@@ -9,7 +9,7 @@
 import type { Filter, UpdateFilter } from 'mongodb';
 import { stableHash } from '../../core/ids.ts';
 import { withSeq } from '../../core/turn-fields.ts';
-import type { ExtractionSchema } from '../../core/schema.ts';
+import type { ExtractionSchema } from '../../core/extraction-schema.ts';
 import type { HotDocument, ProfileEntry, QuarantinedTurn, Scope, SessionSummary, TemporalEntity, Turn } from '../../core/types.ts';
 
 /** Collection names inside the configured database. */

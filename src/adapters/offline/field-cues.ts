@@ -1,4 +1,4 @@
-import type { ExtractionSchema, FieldDef } from '../../core/schema.ts';
+import type { ExtractionSchema, FieldDef } from '../../core/extraction-schema.ts';
 import { stem } from '../../text/stem.ts';
 import { enumSynonyms } from '../../text/values.ts';
 

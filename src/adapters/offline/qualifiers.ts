@@ -1,4 +1,4 @@
-import type { ExtractionSchema, FieldDef } from '../../core/schema.ts';
+import type { ExtractionSchema, FieldDef } from '../../core/extraction-schema.ts';
 import type { FactValue } from '../../core/types.ts';
 
 const ADDRESS_RE =

@@ -1,4 +1,4 @@
-import type { FieldDef } from '../../core/schema.ts';
+import type { FieldDef } from '../../core/extraction-schema.ts';
 import type { FactSource, FactValue } from '../../core/types.ts';
 import { currencyMentioned } from '../../text/money.ts';
 import { isMoney } from '../../text/values.ts';

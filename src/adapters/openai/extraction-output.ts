@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FieldDef } from '../../core/schema.ts';
+import type { FieldDef } from '../../core/extraction-schema.ts';
 import type { FactSource, FactValue } from '../../core/types.ts';
 import type { ExtractedFact, ExtractionInput } from '../../ports/extractor.ts';
 import { toIsoOrUndefined } from './turn-lines.ts';

@@ -1,5 +1,5 @@
 import { iso } from '../../core/clock.ts';
-import type { FieldDef } from '../../core/schema.ts';
+import type { FieldDef } from '../../core/extraction-schema.ts';
 import type { ExtractionInput } from '../../ports/extractor.ts';
 import { renderTurnLines } from './turn-lines.ts';
 

@@ -1,5 +1,5 @@
 import { MemgateError } from '../../core/errors.ts';
-import type { ExtractionSchema } from '../../core/schema.ts';
+import type { ExtractionSchema } from '../../core/extraction-schema.ts';
 import type { HotDocument, Scope } from '../../core/types.ts';
 import type { DocumentStore } from '../../ports/document-store.ts';
 import { packPlain, unpackPlain } from './codec.ts';

@@ -2,7 +2,7 @@ import { MemgateError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import type { QuarantinedTurn, Scope, Turn, TurnInput } from '../../../src/core/types.ts';
 import type { SessionRecord } from '../../../src/ports/turn-buffer.ts';
-import type { Config } from '../../../src/config/schema.ts';
+import type { Config } from '../../../src/config/config-schema.ts';
 import { testConfig } from '../../support/config.ts';
 import { InProcessEventBus } from '../../../src/adapters/inprocess/event-bus.ts';
 import type { GatewayRuntime } from '../../../src/gateway/context.ts';

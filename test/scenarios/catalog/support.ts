@@ -1,4 +1,4 @@
-import type { ExtractionSchema } from '../../../src/core/schema.ts';
+import type { ExtractionSchema } from '../../../src/core/extraction-schema.ts';
 import type { Scenario } from '../types.ts';
 
 const at = (day: string, t = '10:00:00') => `2026-${day}T${t}Z`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemgateError } from '../../src/core/errors.ts';
-import { parseExtractionSchema } from '../../src/memory/schema-validation.ts';
+import { parseExtractionSchema } from '../../src/memory/extraction-schema-validation.ts';
 
 const good = {
   fields: [

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MemgateError } from '../core/errors.ts';
-import type { ExtractionSchema, FieldDef } from '../core/schema.ts';
+import type { ExtractionSchema, FieldDef } from '../core/extraction-schema.ts';
 
 /** Most fields one schema may declare: every field lands in each extraction prompt. */
 export const MAX_SCHEMA_FIELDS = 200;
