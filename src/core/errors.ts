@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   too_large: { http: 413, retryable: false },
   rate_limited: { http: 429, retryable: true },
   unavailable: { http: 503, retryable: true },
+  /** A session id held by another agent or user (409); retryable only when raised by an optimistic-concurrency retry that gave up. */
   conflict: { http: 409, retryable: true },
   internal: { http: 500, retryable: false },
 } as const;
@@ -42,4 +43,9 @@ export function toMemgateError(err: unknown): MemgateError {
 /** Shorthand for a client-side validation failure. */
 export function badRequest(message: string): MemgateError {
   return new MemgateError('bad_request', message);
+}
+
+/** A session id that belongs to another agent or user of the tenant: never retried, never stored under them. */
+export function sessionConflict(sessionId: string): MemgateError {
+  return new MemgateError('conflict', `session "${sessionId}" belongs to another agent or user; use a new sessionId`, { retryable: false });
 }

@@ -1,5 +1,5 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { MemgateError, badRequest } from '../core/errors.ts';
+import { MemgateError, badRequest, sessionConflict } from '../core/errors.ts';
 import type { Scope } from '../core/types.ts';
 import { scopeEvent, type GatewayContext } from './context.ts';
 import { checkScopeId, parseSearchBody, parseStart, parseTurn } from './frames.ts';
@@ -87,6 +87,12 @@ async function sessionScopeOf(ctx: GatewayContext, tenantId: string, sessionId: 
   return session.scope;
 }
 
+/** An append body may name its agent and user (optional): a turn that names others than the session's owner is refused, never stored under the owner. */
+function checkOwner(body: Record<string, unknown>, scope: Scope, sessionId: string): void {
+  const { agentId, userId } = body;
+  if ((agentId !== undefined && agentId !== scope.agentId) || (userId !== undefined && userId !== scope.userId)) throw sessionConflict(sessionId);
+}
+
 /** Register docs/protocol.md's HTTP routes (plus `/metrics`, session end and buffered turns) on the app. */
 export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void {
   const { service } = ctx;
@@ -120,9 +126,11 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
     '/v1/sessions/:sessionId/turns',
     jsonRoute(ctx, { params: 1, body: true }, async ({ tenantId, params, body }) => {
       const t0 = performance.now();
-      const input = parseTurn(objectBody(body), ctx.limits.maxTurnBytes);
+      const fields = objectBody(body);
+      const input = parseTurn(fields, ctx.limits.maxTurnBytes);
       const sessionId = params[0]!;
       const scope = await sessionScopeOf(ctx, tenantId, sessionId, true);
+      checkOwner(fields, scope, sessionId);
       const ack = await service.appendTurn(scope, sessionId, input);
       const ackMs = performance.now() - t0;
       ctx.metrics.append.observe(ackMs);

@@ -2,7 +2,7 @@ import type { WebSocket } from 'uWebSockets.js';
 import type { Scope } from '../core/types.ts';
 import { encodeFrame } from './codec.ts';
 import type { GatewayContext } from './context.ts';
-import { toEdgeError, wireCode } from './error-map.ts';
+import { toEdgeError } from './error-map.ts';
 import type { Subscriptions } from './events.ts';
 import type { RequestId } from './frames.ts';
 
@@ -42,9 +42,8 @@ export function send(ctx: GatewayContext, ws: Socket, c: Connection, frame: stri
 /** Reply `{op:"error", id, code, message}` in the request's encoding. */
 export function sendError(ctx: GatewayContext, ws: Socket, c: Connection, isBinary: boolean, id: RequestId, err: unknown): void {
   const e = toEdgeError(err, ctx.logger);
-  const code = wireCode(e.code);
-  ctx.metrics.errors.inc(code);
-  send(ctx, ws, c, encodeFrame({ op: 'error', id, code, message: e.message }, isBinary), isBinary);
+  ctx.metrics.errors.inc(e.code);
+  send(ctx, ws, c, encodeFrame({ op: 'error', id, code: e.code, message: e.message }, isBinary), isBinary);
 }
 
 /**

@@ -21,6 +21,16 @@ export interface SessionRecord {
 }
 
 /**
+ * What `openSession` did: `opened` a new id, found it `existing` for the same owner, or a
+ * `conflict`: the id belongs to another agent or user of the tenant and nothing changed.
+ * `session` is the stored record (the owner's, on a conflict).
+ */
+export interface OpenOutcome {
+  status: 'opened' | 'existing' | 'conflict';
+  session: SessionRecord;
+}
+
+/**
  * The hot turn buffer (docs/design.md §2): an acked turn is durable here until its
  * extraction commits. Deliberately not here: extraction, locking, and anything
  * that reads more than one user's turns.
@@ -38,8 +48,11 @@ export interface TurnBuffer {
   remove(scope: Scope, turnIds: readonly string[]): Promise<void>;
   /** Tokens currently buffered for the user. */
   pendingTokens(scope: Scope): Promise<number>;
-  /** Record a session start (idempotent). */
-  openSession(record: SessionRecord): Promise<void>;
+  /**
+   * Record a session start, atomically: the first open of an id fixes its owner (idempotent for
+   * that owner); an open by another agent or user is a `conflict` and changes nothing, however they race.
+   */
+  openSession(record: SessionRecord): Promise<OpenOutcome>;
   /** Look a session up by id within a tenant; null when unknown. */
   getSession(tenantId: string, sessionId: string): Promise<SessionRecord | null>;
   /** Mark a session ended. */

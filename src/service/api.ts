@@ -31,7 +31,7 @@ export type { ExtractionReport };
 export type TimelineEntity = Omit<TemporalEntity, 'status'> & { status: TemporalEntity['status'] | 'expired' };
 
 export interface MemoryApi {
-  /** Session start: one read of the context cache (refilled from the hot document on a miss). */
+  /** Session start: one read of the context cache (refilled from the hot document on a miss). A session id held by another agent or user is refused with `conflict`. */
   startSession(scope: Scope, sessionId?: string): Promise<ContextReply>;
   /** Session start with the context left as the cache stores it, for replies that splice its bytes. */
   startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart>;

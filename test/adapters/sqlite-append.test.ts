@@ -125,7 +125,7 @@ describe('SqliteTurnBuffer group commit', () => {
     withBuffer(async (buffer) => {
       await nextTick();
       const scope = randomScope();
-      const opened: Array<Promise<void>> = [];
+      const opened: Array<Promise<unknown>> = [];
       for (const id of ['s-a', 's-b', 's-c']) {
         opened.push(buffer.openSession({ sessionId: id, scope, startedAt: 1, endedAt: null }));
         await null; // another callback of the same iteration, as uWS dispatches requests

@@ -177,6 +177,36 @@ export function turnBufferContract(name: string, make: () => Promise<TurnBuffer>
       await expect(buffer().endSession(scope.tenantId, rid('unknown-'), 1)).resolves.toBeUndefined();
     });
 
+    it('gives a session id one owner: another user or agent of the tenant gets a conflict and changes nothing', async () => {
+      const alice = randomScope();
+      const bob = sibling(alice);
+      const otherAgent = { ...alice, agentId: rid('agent-') };
+      const sessionId = rid('shared-');
+      const aliceRecord = { sessionId, scope: alice, startedAt: 10, endedAt: null };
+      expect(await buffer().openSession(aliceRecord)).toEqual({ status: 'opened', session: aliceRecord });
+      expect(await buffer().openSession({ sessionId, scope: bob, startedAt: 20, endedAt: null })).toEqual({ status: 'conflict', session: aliceRecord });
+      expect((await buffer().openSession({ sessionId, scope: otherAgent, startedAt: 30, endedAt: null })).status).toBe('conflict');
+      expect(await buffer().getSession(alice.tenantId, sessionId)).toEqual(aliceRecord);
+      // Forgetting bob never deletes the session bob was refused.
+      await buffer().forget(bob);
+      expect(await buffer().getSession(alice.tenantId, sessionId)).toEqual(aliceRecord);
+      // The same id in another tenant is another session.
+      const elsewhere = { ...randomScope(), agentId: bob.agentId, userId: bob.userId };
+      expect((await buffer().openSession({ sessionId, scope: elsewhere, startedAt: 40, endedAt: null })).status).toBe('opened');
+    });
+
+    it('settles users racing to open one session id on exactly one owner', async () => {
+      const alice = randomScope();
+      const users = [alice, sibling(alice), sibling(alice), sibling(alice)];
+      const sessionId = rid('race-');
+      const outcomes = await Promise.all(users.map((scope, i) => buffer().openSession({ sessionId, scope, startedAt: i, endedAt: null })));
+      expect(outcomes.filter((o) => o.status === 'opened')).toHaveLength(1);
+      expect(outcomes.filter((o) => o.status === 'conflict')).toHaveLength(users.length - 1);
+      const owner = outcomes.find((o) => o.status === 'opened')!.session.scope;
+      for (const o of outcomes) expect(o.session.scope).toEqual(owner);
+      expect((await buffer().getSession(alice.tenantId, sessionId))?.scope).toEqual(owner);
+    });
+
     it('forgets one user completely without touching other users or tenants', async () => {
       const a = randomScope();
       const b = sibling(a);

@@ -25,8 +25,10 @@ for (const binary of [false, true]) {
   describe(`every op over ${enc}`, () => {
     it('start → context with the whole preloaded context and the memory_search tool', async () => {
       const ws = await WsTester.open(srv.wsUrl);
-      const ctx = await ws.request({ op: 'start', id: 42, agentId: uniq('a'), userId: uniq('u'), sessionId: 'call-1' }, binary);
-      expect(ctx).toMatchObject({ op: 'context', id: 42, sessionId: 'call-1', _binary: binary });
+      // A session id has one owner: each encoding's run is another user, so it takes its own id.
+      const sessionId = uniq('call');
+      const ctx = await ws.request({ op: 'start', id: 42, agentId: uniq('a'), userId: uniq('u'), sessionId }, binary);
+      expect(ctx).toMatchObject({ op: 'context', id: 42, sessionId, _binary: binary });
       for (const k of ['profile', 'facts', 'possibly', 'recent', 'summaries', 'contextBlock', 'tools', 'tookMs']) expect(ctx).toHaveProperty(k);
       expect((ctx['tools'] as Array<{ type: string; function: { name: string } }>)[0]).toMatchObject({ type: 'function', function: { name: 'memory_search' } });
       await ws.close();

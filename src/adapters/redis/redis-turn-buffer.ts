@@ -23,7 +23,7 @@
 import type { Redis } from 'ioredis';
 import { turnFields } from '../../core/turn-fields.ts';
 import type { Scope, Turn } from '../../core/types.ts';
-import type { AppendOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
+import type { AppendOutcome, OpenOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
 import { MemgateError } from '../../core/errors.ts';
 import { guarded } from './create-redis.ts';
 import { sessionKey, userKeys, type UserKeys } from './keys.ts';
@@ -84,7 +84,7 @@ export class RedisTurnBuffer implements TurnBuffer {
     this.appendDeadlineMs = options.appendDeadlineMs ?? 250;
     this.appendScript = bindScript(redis, 'memgateAppendTurn', APPEND_TURN, 3, true);
     this.removeScript = bindScript(redis, 'memgateRemoveTurns', REMOVE_TURNS, 4);
-    this.openScript = bindScript(redis, 'memgateOpenSession', OPEN_SESSION, 1);
+    this.openScript = bindScript(redis, 'memgateOpenSession2', OPEN_SESSION, 1);
     this.endScript = bindScript(redis, 'memgateEndSession', END_SESSION, 1);
   }
 
@@ -129,16 +129,24 @@ export class RedisTurnBuffer implements TurnBuffer {
     return value === null ? 0 : Number(value);
   }
 
-  async openSession(record: SessionRecord): Promise<void> {
+  async openSession(record: SessionRecord): Promise<OpenOutcome> {
     const { scope } = record;
     // The index entry first, so `forget` finds every session hash. One connection runs commands
     // in the order they were sent: both go in one auto-pipelined write, one round trip on the start path.
     const key = sessionKey(this.prefix, scope.tenantId, record.sessionId);
-    await guarded(
+    const [, reply] = await guarded(
       'openSession',
-      Promise.all([this.redis.sadd(this.keys(scope).sessions, record.sessionId), this.openScript([key], [scope.tenantId, scope.agentId, scope.userId, record.startedAt, this.sessionTtlMs])]),
+      Promise.all([
+        this.redis.sadd(this.keys(scope).sessions, record.sessionId),
+        this.openScript([key], [scope.tenantId, scope.agentId, scope.userId, record.startedAt, this.sessionTtlMs]) as Promise<[OpenOutcome['status'], string, string, string, string | null]>,
+      ]),
     );
-    if (record.endedAt !== null) await this.endSession(scope.tenantId, record.sessionId, record.endedAt);
+    const [status, agentId, userId, startedAt, endedAt] = reply;
+    const session: SessionRecord = { sessionId: record.sessionId, scope: { tenantId: scope.tenantId, agentId, userId }, startedAt: Number(startedAt), endedAt: endedAt ? Number(endedAt) : null };
+    // The SADD above put the id in this user's index: take it out again (the owner's session is never this user's to forget).
+    if (status === 'conflict') await guarded('openSession', this.redis.srem(this.keys(scope).sessions, record.sessionId));
+    else if (status === 'opened' && record.endedAt !== null) await this.endSession(scope.tenantId, record.sessionId, record.endedAt);
+    return { status, session };
   }
 
   async getSession(tenantId: string, sessionId: string): Promise<SessionRecord | null> {

@@ -78,12 +78,21 @@ end
 return {removed, pending}
 `;
 
-/** KEYS: session. ARGV: tenantId, agentId, userId, startedAt, ttlMs (0 = none). First open wins. */
+/**
+ * KEYS: session. ARGV: tenantId, agentId, userId, startedAt, ttlMs (0 = none). The first open
+ * fixes the owner, in one atomic step (two users racing for one id get one owner). Returns
+ * {status opened | existing | conflict, agentId, userId, startedAt, endedAt or false}.
+ */
 export const OPEN_SESSION = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local h = redis.call('HMGET', KEYS[1], 'agentId', 'userId', 'startedAt', 'endedAt')
+if h[1] then
+  local status = 'existing'
+  if h[1] ~= ARGV[2] or h[2] ~= ARGV[3] then status = 'conflict' end
+  return {status, h[1], h[2], h[3], h[4] or false}
+end
 redis.call('HSET', KEYS[1], 'tenantId', ARGV[1], 'agentId', ARGV[2], 'userId', ARGV[3], 'startedAt', ARGV[4])
 if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end
-return 1
+return {'opened', ARGV[2], ARGV[3], ARGV[4], false}
 `;
 
 /** KEYS: session. ARGV: endedAt, ttlMs (0 = none). No-op for an unknown session (never creates a partial one). */

@@ -1,5 +1,5 @@
 import type { Scope } from '../../core/types.ts';
-import type { SessionRecord } from '../../ports/turn-buffer.ts';
+import type { OpenOutcome, SessionRecord } from '../../ports/turn-buffer.ts';
 import type { Database } from './database.ts';
 import { migrate } from './migrations.ts';
 
@@ -31,10 +31,14 @@ export class SqliteSessionTable {
     this.deleteUser = db.prepare('DELETE FROM tb_sessions WHERE tenant_id = ? AND agent_id = ? AND user_id = ?');
   }
 
-  /** Record a session start (idempotent). */
-  open(record: SessionRecord): void {
+  /** Record a session start (idempotent for its owner); an id held by another agent or user is a conflict. Runs inside the caller's transaction. */
+  open(record: SessionRecord): OpenOutcome {
     const { scope } = record;
-    this.insert.run(scope.tenantId, record.sessionId, scope.agentId, scope.userId, record.startedAt, record.endedAt);
+    const inserted = this.insert.run(scope.tenantId, record.sessionId, scope.agentId, scope.userId, record.startedAt, record.endedAt).changes > 0;
+    if (inserted) return { status: 'opened', session: record };
+    const stored = this.get(scope.tenantId, record.sessionId)!;
+    const mine = stored.scope.agentId === scope.agentId && stored.scope.userId === scope.userId;
+    return { status: mine ? 'existing' : 'conflict', session: stored };
   }
 
   /** The session, or null when the tenant has no session of that id. */

@@ -1,5 +1,5 @@
 import type { Scope, Turn } from '../../core/types.ts';
-import type { AppendOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
+import type { AppendOutcome, OpenOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
 import type { Database } from './database.ts';
 import { GroupCommit } from './group-commit.ts';
 import { migrate } from './migrations.ts';
@@ -33,7 +33,7 @@ export class SqliteTurnBuffer implements TurnBuffer {
   private readonly sessions: SqliteSessionTable;
   private readonly q;
   private readonly appends: GroupCommit<[Scope, string, TurnToAppend], AppendOutcome>;
-  private readonly opens: GroupCommit<[SessionRecord], void>;
+  private readonly opens: GroupCommit<[SessionRecord], OpenOutcome>;
   private readonly removeTx;
   private readonly forgetTx;
 
@@ -91,8 +91,8 @@ export class SqliteTurnBuffer implements TurnBuffer {
     return this.user(scope)?.pending_tokens ?? 0;
   }
 
-  async openSession(record: SessionRecord): Promise<void> {
-    await this.opens.run(record);
+  async openSession(record: SessionRecord): Promise<OpenOutcome> {
+    return this.opens.run(record);
   }
 
   async getSession(tenantId: string, sessionId: string): Promise<SessionRecord | null> {

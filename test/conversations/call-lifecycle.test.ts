@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniq } from '../gateway/support/real-server.ts';
+import { WsTester, http } from '../gateway/support/ws-tester.ts';
+import { describeWithServer } from '../support/servers.ts';
+import { startProductionTestServer, startTestServer, type TestServer } from './support.ts';
+
+/**
+ * docs/protocol.md "Call lifecycle" as calls, over HTTP and over the WebSocket, on the embedded
+ * default and on Redis + NATS: whose a session id is, reopening, re-sent turns after the end.
+ */
+describe('call lifecycle on the embedded default', () => {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startTestServer();
+  });
+  afterAll(() => srv.close());
+  lifecycle(() => srv);
+});
+
+describeWithServer('redis', 'call lifecycle on Redis + NATS', (redisUrl) => {
+  describeWithServer('nats', 'call lifecycle on Redis + NATS', (natsUrl) => {
+    let srv: TestServer;
+    beforeAll(async () => {
+      srv = await startProductionTestServer(redisUrl, natsUrl, 'mglife');
+    });
+    afterAll(() => srv.close());
+    lifecycle(() => srv);
+  });
+});
+
+/** What a reply says, whichever transport carried it: the body, or the error's code. */
+interface Answer {
+  ok: boolean;
+  code?: string;
+  status?: number;
+  body: Record<string, any>;
+}
+
+/** One caller's call, driven over one transport. */
+interface Call {
+  start(sessionId?: string): Promise<Answer>;
+  append(text: string, turnId?: string): Promise<Answer>;
+  end(): Promise<Answer>;
+  close(): Promise<void>;
+}
+
+type Dial = (srv: TestServer, agentId: string, userId: string) => Promise<Call>;
+
+const overHttp: Dial = async (srv, agentId, userId) => {
+  let sessionId = '';
+  const answer = (r: { status: number; body: any }): Answer => (r.status === 200 ? { ok: true, status: 200, body: r.body } : { ok: false, status: r.status, code: r.body?.error?.code, body: r.body });
+  return {
+    async start(id) {
+      const r = answer(await http(srv.base, 'POST', '/v1/sessions', { body: { agentId, userId, ...(id ? { sessionId: id } : {}) } }));
+      if (r.ok) sessionId = r.body['sessionId'];
+      else if (id) sessionId = id; // a refused client that goes on regardless
+      return r;
+    },
+    async append(text, turnId) {
+      // Naming the caller's agent and user (optional) makes a turn sent to someone else's session id a 409, never a turn under them.
+      return answer(await http(srv.base, 'POST', `/v1/sessions/${sessionId}/turns`, { body: { role: 'user', text, agentId, userId, ...(turnId ? { turnId } : {}) } }));
+    },
+    async end() {
+      return answer(await http(srv.base, 'POST', `/v1/sessions/${sessionId}/end`));
+    },
+    async close() {},
+  };
+};
+
+const overWs: Dial = async (srv, agentId, userId) => {
+  const ws = await WsTester.open(srv.wsUrl);
+  const answer = (r: Record<string, any>): Answer => (r['op'] === 'error' ? { ok: false, code: r['code'], body: r } : { ok: true, body: r });
+  return {
+    start: async (id) => answer(await ws.request({ op: 'start', agentId, userId, ...(id ? { sessionId: id } : {}) })),
+    append: async (text, turnId) => answer(await ws.request({ op: 'append', role: 'user', text, ...(turnId ? { turnId } : {}) })),
+    end: async () => answer(await ws.request({ op: 'end' })),
+    close: async () => void (await ws.close()),
+  };
+};
+
+const TRANSPORTS: Array<[string, Dial]> = [
+  ['HTTP', overHttp],
+  ['WebSocket', overWs],
+];
+
+function lifecycle(server: () => TestServer): void {
+  const buffered = (agentId: string, userId: string) => server().runtime.service.bufferedTurns({ tenantId: 'default', agentId, userId });
+
+  for (const [name, dial] of TRANSPORTS) {
+    describe(`over ${name}`, () => {
+      it('a session id belongs to one user: bob starting alice’s shared-1 is refused with conflict, and nothing of bob’s is stored under alice', async () => {
+        const agentId = uniq('agent');
+        const sessionId = uniq('shared-1');
+        const alice = await dial(server(), agentId, 'alice-' + sessionId);
+        const bob = await dial(server(), agentId, 'bob-' + sessionId);
+        expect((await alice.start(sessionId)).ok).toBe(true);
+        expect((await alice.append('My name is Alice Rao and my budget is 60 lakhs.')).ok).toBe(true);
+
+        const refused = await bob.start(sessionId);
+        expect(refused).toMatchObject({ ok: false, code: 'conflict' });
+        if (name === 'HTTP') expect(refused.status).toBe(409);
+        // Bob's client carries on regardless: its turn is not stored (and never under alice).
+        const turn = await bob.append('My name is Bob Stone and my budget is 99 lakhs.');
+        expect(turn.ok).toBe(false);
+
+        const aliceTurns = await buffered(agentId, 'alice-' + sessionId);
+        expect(aliceTurns.map((t) => t.text)).toEqual(['My name is Alice Rao and my budget is 60 lakhs.']);
+        expect(await buffered(agentId, 'bob-' + sessionId)).toEqual([]);
+        // Another agent of the tenant is another owner too.
+        const otherAgent = await dial(server(), uniq('agent'), 'alice-' + sessionId);
+        expect(await otherAgent.start(sessionId)).toMatchObject({ ok: false, code: 'conflict' });
+        for (const c of [alice, bob, otherAgent]) await c.close();
+      });
+    });
+  }
+
+  it('an HTTP turn naming another user than the session’s owner is refused with 409, not stored under the owner', async () => {
+    const agentId = uniq('agent');
+    const start = await http(server().base, 'POST', '/v1/sessions', { body: { agentId, userId: 'alice' } });
+    const sid = start.body.sessionId as string;
+    const r = await http(server().base, 'POST', `/v1/sessions/${sid}/turns`, { body: { role: 'user', text: 'I am Bob', agentId, userId: 'bob' } });
+    expect(r).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
+    expect(await buffered(agentId, 'alice')).toEqual([]);
+    const mine = await http(server().base, 'POST', `/v1/sessions/${sid}/turns`, { body: { role: 'user', text: 'I am Alice', agentId, userId: 'alice' } });
+    expect(mine.status).toBe(200);
+  });
+}
