@@ -1,6 +1,8 @@
 // ESLint flat config: the recommended rule sets, and the layering of DESIGN's architecture
 // as import rules (core ← ports ← memory ← pipeline ← service ← edges; adapters on ports and core).
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
+import { builtinRules } from 'eslint/use-at-your-own-risk';
 import tseslint from 'typescript-eslint';
 
 const LAYERS = ['core', 'config', 'text', 'ports', 'memory', 'pipeline', 'service', 'gateway', 'workers', 'cli', 'integrations', 'adapters', 'client', 'app'];
@@ -32,23 +34,59 @@ const WHY = {
 /** Optional peers: only the integration built on one may import it, so plain `memgate` loads without them. */
 const OPTIONAL_PEERS = { '@livekit/*': 'src/integrations/livekit' };
 
-const layerRules = Object.entries(MAY_IMPORT).map(([layer, allowed]) => ({
-  files: [`src/${layer}/**/*.ts`],
+/** Every adapter is its own zone: read from disk so a new adapter folder is fenced off without an edit here. */
+const ADAPTERS = readdirSync(new URL('./src/adapters/', import.meta.url), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
+
+function layerPatterns(layer, allowed) {
+  return LAYERS.filter((l) => l !== layer && !allowed.includes(l)).map((l) => ({
+    group: [`**/${l}/**`, `../${l}`, `../../${l}`],
+    message: WHY[l] ?? `layering: src/${layer} may import only ${[layer, ...allowed].join(', ')} (see CONTRIBUTING.md)`,
+  }));
+}
+
+/** One adapter may not import another: each wraps one engine, and shared code belongs in a port, core or text. */
+function otherAdapterPatterns(adapter) {
+  return ADAPTERS.filter((a) => a !== adapter).map((other) => ({
+    group: [`../${other}`, `../${other}/**`, `**/adapters/${other}`, `**/adapters/${other}/**`],
+    message: `adapters never import each other: src/adapters/${adapter} may not import src/adapters/${other} (share code through ports, core or text; src/app wires adapters together)`,
+  }));
+}
+
+/**
+ * ESLint's no-restricted-imports reads import and export declarations but not `import()`:
+ * this rule hands each `import('literal')` to it as a side-effect import, so one set of
+ * patterns fences static and dynamic imports alike.
+ */
+const restrictedImports = builtinRules.get('no-restricted-imports');
+const layering = {
   rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        patterns: [
-          ...LAYERS.filter((l) => l !== layer && !allowed.includes(l)).map((l) => ({
-            group: [`**/${l}/**`, `../${l}`, `../../${l}`],
-            message: WHY[l] ?? `layering: src/${layer} may import only ${[layer, ...allowed].join(', ')} (see CONTRIBUTING.md)`,
-          })),
-          ...optionalPeerPatterns(`src/${layer}`),
-        ],
+    'dynamic-imports': {
+      meta: { ...restrictedImports.meta, docs: { description: 'no-restricted-imports, applied to import() with a literal specifier' } },
+      create(context) {
+        const check = restrictedImports.create(context).ImportDeclaration;
+        return {
+          ImportExpression(node) {
+            if (node.source.type === 'Literal' && typeof node.source.value === 'string') check({ ...node, type: 'ImportDeclaration', specifiers: [], importKind: 'value' });
+          },
+        };
       },
-    ],
+    },
   },
-}));
+};
+
+function importRule(files, patterns) {
+  return { files, rules: { 'no-restricted-imports': ['error', { patterns }], 'layering/dynamic-imports': ['error', { patterns }] } };
+}
+
+// ESLint keeps the last options given to a rule, so each adapter's zone repeats the adapters' layer patterns.
+const layerRules = [
+  ...Object.entries(MAY_IMPORT).map(([layer, allowed]) => importRule([`src/${layer}/**/*.ts`], [...layerPatterns(layer, allowed), ...optionalPeerPatterns(`src/${layer}`)])),
+  ...ADAPTERS.map((adapter) =>
+    importRule([`src/adapters/${adapter}/**/*.ts`], [...layerPatterns('adapters', MAY_IMPORT.adapters), ...otherAdapterPatterns(adapter), ...optionalPeerPatterns(`src/adapters/${adapter}`)]),
+  ),
+];
 
 function optionalPeerPatterns(folder) {
   return Object.entries(OPTIONAL_PEERS)
@@ -83,6 +121,7 @@ export default tseslint.config(
         setImmediate: 'readonly',
       },
     },
+    plugins: { layering },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },

@@ -23,6 +23,9 @@ export interface SqliteOptions {
 const closeHooks = new WeakMap<Database, Array<() => void>>();
 const checkpointers = new WeakMap<Database, WalCheckpointer>();
 
+/** Largest part of the database file read through a memory map. */
+const MMAP_BYTES = 256 * 1024 * 1024;
+
 /**
  * Open (creating it and its parent directory if needed) the one SQLite file that
  * holds every embedded table, tuned for the append path, with all migrations run.
@@ -31,9 +34,6 @@ const checkpointers = new WeakMap<Database, WalCheckpointer>();
  * The opener owns the connection: adapters built on it never close it, so the
  * composition root closes it once, after every adapter's `close()`.
  */
-/** Largest part of the database file read through a memory map. */
-const MMAP_BYTES = 256 * 1024 * 1024;
-
 export function openSqlite(path: string, options: SqliteOptions = {}): Database {
   const inMemory = path === ':memory:' || path === '';
   if (!inMemory) mkdirSync(dirname(path), { recursive: true });

@@ -1,4 +1,7 @@
-import type { Database } from './database.ts';
+import type BetterSqlite3 from 'better-sqlite3';
+
+// The connection type straight from the driver: database.ts runs migrate(), so importing its alias would be a cycle.
+type Database = BetterSqlite3.Database;
 
 /**
  * DDL of every SQLite adapter, one entry per adapter. All statements are
