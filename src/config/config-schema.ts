@@ -122,8 +122,7 @@ export const configSchema = z
         servers: z.string().default('nats://127.0.0.1:4222'),
         stream: z.string().default('MEMGATE_JOBS'),
         subjectPrefix: z.string().default('memgate'),
-        /** Unacked time before a dead worker's job is redelivered; live workers heartbeat every third of it. */
-        /** A job not acked (or heartbeat) within this is redelivered: how long a dead worker's job waits. */
+        /** A job not acked within this is redelivered (how long a dead worker's job waits); live workers heartbeat every third of it. */
         ackWaitMs: z.int().min(1000).default(10_000),
       })
       .prefault({}),
@@ -133,6 +132,8 @@ export const configSchema = z
         url: z.string().default('http://127.0.0.1:6333'),
         apiKey: z.string().optional(),
         collection: z.string().default('memgate_acus'),
+        /** Longest one Qdrant request may take before it fails (`unavailable`). */
+        timeoutMs: z.int().positive().default(10_000),
       })
       .prefault({}),
     llm: z
@@ -206,3 +207,6 @@ export type MemoryConfig = z.infer<typeof memorySchema>;
 export function defaultConfig(overrides: unknown = {}): Config {
   return configSchema.parse(overrides);
 }
+
+/** The defaults every adapter falls back to: one source, the schema above (adapters never restate a default). */
+export const CONFIG_DEFAULTS: Readonly<Config> = defaultConfig();

@@ -103,7 +103,8 @@ describe('fault: floods', () => {
     const rss1 = rssMb();
     expect(proc.child.exitCode).toBeNull();
     expect(acks.length).toBeGreaterThan(20);
-    expect(rss1 - rss0).toBeLessThan(300);
+    // Catches a buffer that grows without bound (GiBs), not a tuning figure: RSS is reported to RELIABILITY.md.
+    expect(rss1 - rss0).toBeLessThan(1024);
     writeFaultFigures({
       suite: 'floods',
       cases: 3,

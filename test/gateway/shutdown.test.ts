@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WsTester, http } from './support/ws-tester.ts';
 import { removeDir } from '../support/tmp.ts';
+import { waitFor } from '../support/wait.ts';
 import { TEST_EMBEDDER } from '../support/config.ts';
 
 /**
@@ -81,7 +82,8 @@ describe('graceful shutdown', () => {
     const users = ['u1', 'u2', 'u3', 'u4', 'u5'];
     const acked = new Set<string>();
     const calls = users.map((u) => streamCall(url, u, acked));
-    await new Promise((r) => setTimeout(r, 400));
+    // SIGTERM only once the calls are streaming (acks are coming back), however slow the machine.
+    await waitFor(() => acked.size >= 5 * users.length, 20_000, 'acks from the streaming calls');
     const ackedBeforeSignal = acked.size;
     first.child.kill('SIGTERM');
     const codes = await Promise.all(calls);

@@ -4,6 +4,7 @@ import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
 import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
 import { startFakeOpenAI, type FakeChatBody, type FakeOpenAI } from '../support/fake-openai.ts';
+import { gate } from '../support/wait.ts';
 
 // The pipeline driven by the real `openai` client against a local fake over HTTP.
 let fake: FakeOpenAI;
@@ -101,8 +102,15 @@ describe('extraction pipeline over an OpenAI-compatible endpoint', () => {
   });
 
   it('loses no turn appended while an extraction runs', async () => {
-    fake.onChat(scriptedModel);
-    fake.delayMs = 300;
+    // The model answers only once the late turns are in: the run is provably in flight while
+    // they arrive, whatever the machine's load (no race between a delay and the appends).
+    const inFlight = gate();
+    const release = gate();
+    fake.onChat(async (body) => {
+      inFlight.open();
+      await release.promise;
+      return scriptedModel(body);
+    });
     const s = scope();
     await appendAll(
       s,
@@ -111,19 +119,19 @@ describe('extraction pipeline over an OpenAI-compatible endpoint', () => {
       Date.parse('2026-03-01T10:00:00Z'),
     );
     const running = runtime.service.flush(s);
+    await inFlight.promise;
     const during: string[] = [];
     for (let i = 0; i < 30; i++) {
       const ack = await runtime.service.appendTurn(s, 'sess-c', { role: 'user', text: `late turn ${i}`, turnId: `t-late-${i}` });
       during.push(ack.turnId);
-      await new Promise((r) => setTimeout(r, 5));
     }
+    release.open();
     const report = await running;
-    // The run read the buffer once; every late turn it did not read must still be buffered.
-    const readLate = report.turnsRead - 10;
-    expect(readLate).toBeLessThan(30);
+    // The run read the buffer once, before the model was asked: every late turn must still be buffered.
+    expect(report.turnsRead).toBe(10);
     expect(report.turnsArchived).toBe(report.turnsRead - 2);
     const buffered = new Set((await runtime.service.bufferedTurns(s)).map((t) => t.turnId));
-    for (const id of during.slice(readLate)) expect(buffered.has(id)).toBe(true);
+    for (const id of during) expect(buffered.has(id)).toBe(true);
     expect(buffered.size + (await runtime.ports.cold.count(s))).toBe(40);
   });
 });

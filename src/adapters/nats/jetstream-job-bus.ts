@@ -1,5 +1,6 @@
 import type { Consumer as JsConsumer, JetStreamClient, JetStreamManager, NatsConnection, Subscription } from 'nats';
 import { MemgateError } from '../../core/errors.ts';
+import { CONFIG_DEFAULTS } from '../../config/config-schema.ts';
 import { silentLogger, type Logger } from '../../core/logger.ts';
 import { jobKey, type ConsumeOptions, type Consumer, type ExtractionJob, type JobBus, type JobControl } from '../../ports/job-bus.ts';
 import { natsFailure } from './connect-nats.ts';
@@ -12,19 +13,19 @@ import { assertJetStreamName, assertSubjectPrefix, scopeTokens } from './subject
 
 /** Options of {@link JetStreamJobBus.create}. */
 export interface JetStreamJobBusOptions {
-  /** Work-queue stream name (config `nats.stream`). Default `MEMGATE_JOBS`; the DLQ is `<stream>_DLQ`. */
+  /** Work-queue stream name (default: config `nats.stream`); the DLQ is `<stream>_DLQ`. */
   stream?: string;
   /** Subject prefix (config `nats.subjectPrefix`): jobs on `<prefix>.jobs.>`, dead letters on `<prefix>.dlq.>`. */
   subjectPrefix?: string;
   /** Durable consumer shared by all workers. Default `<stream>_WORKERS`. */
   consumer?: string;
-  /** Unacked time before a silent worker's job is redelivered; handlers heartbeat every third of it. Default 30 s. */
+  /** Unacked time before a silent worker's job is redelivered; handlers heartbeat every third of it. Default: config `nats.ackWaitMs`. */
   ackWaitMs?: number;
   /** How long a pending job's msgID dedups re-publishes. Default 10 min. */
   duplicateWindowMs?: number;
   /** Dead letters kept this long. Default 14 days. */
   dlqMaxAgeMs?: number;
-  /** Server-side delivery cap of a newly created consumer; every `consume()` sets it from its own options. Default 5. */
+  /** Server-side delivery cap of a newly created consumer; every `consume()` sets it from its own options. Default: config `worker.maxDeliver`. */
   maxDeliver?: number;
   /** Longest a free worker slot's pull waits before re-pulling (≥ 1000). Default 5 s. */
   pullExpiresMs?: number;
@@ -59,8 +60,8 @@ export class JetStreamJobBus implements JobBus {
 
   /** Connects the bus to `nc`: creates or updates the streams, the consumer and the generation bucket. */
   static async create(nc: NatsConnection, options: JetStreamJobBusOptions = {}): Promise<JetStreamJobBus> {
-    const stream = options.stream ?? 'MEMGATE_JOBS';
-    const subjectPrefix = options.subjectPrefix ?? 'memgate';
+    const stream = options.stream ?? CONFIG_DEFAULTS.nats.stream;
+    const subjectPrefix = options.subjectPrefix ?? CONFIG_DEFAULTS.nats.subjectPrefix;
     const duplicateWindowMs = options.duplicateWindowMs ?? 10 * 60_000;
     const topology: BusTopology = {
       stream,
@@ -74,8 +75,8 @@ export class JetStreamJobBus implements JobBus {
     };
     for (const name of [topology.stream, topology.dlqStream, topology.consumer]) assertJetStreamName(name);
     assertSubjectPrefix(subjectPrefix);
-    const ackWaitMs = options.ackWaitMs ?? 30_000;
-    const maxDeliver = options.maxDeliver ?? 5;
+    const ackWaitMs = options.ackWaitMs ?? CONFIG_DEFAULTS.nats.ackWaitMs;
+    const maxDeliver = options.maxDeliver ?? CONFIG_DEFAULTS.worker.maxDeliver;
     const log = (options.logger ?? silentLogger).child({ component: 'job-bus' });
     try {
       const jsm = await nc.jetstreamManager();

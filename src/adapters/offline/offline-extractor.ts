@@ -7,6 +7,7 @@ import { applySelfCorrections } from './corrections.ts';
 import { compileSchema, findCues, type CompiledField } from './field-cues.ts';
 import { QualifierTracker } from './qualifiers.ts';
 import { readTurn, type TurnFact } from './turn-extractor.ts';
+import { CONFIG_DEFAULTS } from '../../config/config-schema.ts';
 
 /** Options of the offline extractor. */
 export interface OfflineExtractorOptions {
@@ -31,7 +32,7 @@ export class OfflineExtractor implements Extractor {
   private readonly lowAsr: number;
 
   constructor(options: OfflineExtractorOptions = {}) {
-    this.lowAsr = options.lowAsrConfidence ?? 0.6;
+    this.lowAsr = options.lowAsrConfidence ?? CONFIG_DEFAULTS.memory.lowAsrConfidence;
   }
 
   async extract(input: ExtractionInput): Promise<ExtractedFact[]> {

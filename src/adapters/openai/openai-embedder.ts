@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { MemgateError } from '../../core/errors.ts';
 import type { Embedder } from '../../ports/embedder.ts';
 import { classifyOpenAiError, inPlaceRetryDelayMs, invalidOutput } from './errors.ts';
+import { CONFIG_DEFAULTS } from '../../config/config-schema.ts';
 
 /** Inputs per request: OpenAI accepts up to 2,048, but smaller batches fail and retry cheaper. */
 const MAX_BATCH = 256;
@@ -14,7 +15,7 @@ export interface OpenAiEmbedderOptions {
   /** Vector size the index expects; every returned vector is checked against it. */
   dimensions: number;
   timeoutMs: number;
-  /** Extra attempts after a retryable HTTP error (default 1); timeouts are not retried in place. */
+  /** Extra attempts after a retryable HTTP error (default: config `llm.maxRetries`); timeouts are not retried in place. */
   maxRetries?: number;
   /** Send `dimensions` in the request (default true); off for servers that reject the parameter. */
   requestDimensions?: boolean;
@@ -38,7 +39,7 @@ export class OpenAiEmbedder implements Embedder {
     }
     this.id = `openai:${options.model}:${options.dimensions}`;
     this.dimensions = options.dimensions;
-    this.maxRetries = options.maxRetries ?? 1;
+    this.maxRetries = options.maxRetries ?? CONFIG_DEFAULTS.llm.maxRetries;
     this.batchSize = Math.max(1, Math.min(options.batchSize ?? MAX_BATCH, MAX_BATCH));
     this.client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
   }

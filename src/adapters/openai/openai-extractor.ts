@@ -7,6 +7,7 @@ import { compressionReplySchema, compressionWireSchema, toAcuDrafts } from './co
 import { buildExtractionPrompt } from './extraction-prompt.ts';
 import { extractionReplySchema, extractionWireSchema, toExtractedFacts } from './extraction-output.ts';
 import { StructuredChat } from './structured-chat.ts';
+import { CONFIG_DEFAULTS } from '../../config/config-schema.ts';
 
 /** Settings of an OpenAI-compatible chat endpoint (config `llm`). */
 export interface OpenAiExtractorOptions {
@@ -20,7 +21,7 @@ export interface OpenAiExtractorOptions {
   maxRetries: number;
   /** Sampling temperature (default 0, for repeatable extraction); null leaves the server default. */
   temperature?: number | null;
-  /** User turns heard with less confidence than this yield at most `inferred` facts (config `memory.lowAsrConfidence`, default 0.6). */
+  /** User turns heard with less confidence than this yield at most `inferred` facts (default: config `memory.lowAsrConfidence`). */
   lowAsrConfidence?: number;
   logger?: Logger;
 }
@@ -40,7 +41,7 @@ export class OpenAiExtractor implements Extractor {
   constructor(options: OpenAiExtractorOptions) {
     this.id = `openai:${options.model}`;
     this.log = (options.logger ?? silentLogger).child({ component: 'openai-extractor' });
-    this.lowAsr = options.lowAsrConfidence ?? 0.6;
+    this.lowAsr = options.lowAsrConfidence ?? CONFIG_DEFAULTS.memory.lowAsrConfidence;
     // SDK retries off: the attempt budget is ours (StructuredChat) so invalid output counts too.
     const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
     this.chat = new StructuredChat(client, {

@@ -6,6 +6,7 @@ import { rankBm25 } from './bm25.ts';
 import { ensureCollection } from './collection.ts';
 import { classifyQdrantError } from './errors.ts';
 import { keywordScroll, pointToAcu, scopeFilter, toPoint, UPSERT_BATCH, vectorQuery } from './queries.ts';
+import { CONFIG_DEFAULTS } from '../../config/config-schema.ts';
 
 /** Connection and collection settings (config `qdrant` plus the embedder's dimensions). */
 export interface QdrantAcuIndexOptions {
@@ -102,7 +103,7 @@ export async function createQdrantAcuIndex(options: QdrantAcuIndexOptions): Prom
   const client = new QdrantClient({
     url: options.url,
     ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-    timeout: options.timeoutMs ?? 10_000,
+    timeout: options.timeoutMs ?? CONFIG_DEFAULTS.qdrant.timeoutMs,
     // The check only console.warns in the background; ensureCollection below fails loudly instead.
     checkCompatibility: false,
   });

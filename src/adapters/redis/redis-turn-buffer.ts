@@ -25,6 +25,7 @@ import { turnFields } from '../../core/turn-fields.ts';
 import type { Scope, Turn } from '../../core/types.ts';
 import type { AppendOutcome, OpenOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
 import { MemgateError } from '../../core/errors.ts';
+import { CONFIG_DEFAULTS } from '../../config/config-schema.ts';
 import { guarded } from './create-redis.ts';
 import { sessionKey, userKeys, type UserKeys } from './keys.ts';
 import { APPEND_TURN, bindScript, END_SESSION, OPEN_SESSION, REMOVE_TURNS, type BoundScript } from './scripts.ts';
@@ -45,7 +46,7 @@ export interface RedisTurnBufferOptions {
   /** Clock of the removal stamps (tests move it). */
   now?: () => number;
   /**
-   * Longest an append waits for Redis before it is answered `unavailable` (default 250 ms).
+   * Longest an append waits for Redis before it is answered `unavailable` (default: config `redis.appendDeadlineMs`).
    * A caller on a live voice turn cannot hold it for seconds; it retries by turnId, and a
    * write that lands after the deadline makes that retry a `duplicate`, never a second turn.
    */
@@ -53,7 +54,6 @@ export interface RedisTurnBufferOptions {
 }
 
 const DEFAULT_SESSION_TTL_MS = 30 * 24 * 3_600_000;
-export const DEFAULT_IDEMPOTENCY_HORIZON_MS = 7 * 24 * 3_600_000;
 
 type AppendReply = [number, number, number, Buffer | null];
 
@@ -78,10 +78,10 @@ export class RedisTurnBuffer implements TurnBuffer {
   ) {
     this.prefix = keyPrefix;
     this.sessionTtlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
-    this.horizonMs = options.idempotencyHorizonMs ?? DEFAULT_IDEMPOTENCY_HORIZON_MS;
+    this.horizonMs = options.idempotencyHorizonMs ?? CONFIG_DEFAULTS.redis.idempotencyHorizonMs;
     this.now = options.now ?? Date.now;
     this.closeConnection = options.closeConnection ?? false;
-    this.appendDeadlineMs = options.appendDeadlineMs ?? 250;
+    this.appendDeadlineMs = options.appendDeadlineMs ?? CONFIG_DEFAULTS.redis.appendDeadlineMs;
     this.appendScript = bindScript(redis, 'memgateAppendTurn', APPEND_TURN, 3, true);
     this.removeScript = bindScript(redis, 'memgateRemoveTurns', REMOVE_TURNS, 4);
     this.openScript = bindScript(redis, 'memgateOpenSession2', OPEN_SESSION, 1);
