@@ -1,3 +1,5 @@
+import { traceFields } from './tracing.ts';
+
 /** Log levels in increasing severity; `silent` drops everything. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
@@ -21,7 +23,8 @@ export function createLogger(level: LogLevel = 'info', base: Record<string, unkn
   const min = RANK[level];
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return;
-    const rec: Record<string, unknown> = { t: new Date().toISOString(), level: lvl, msg, ...base, ...fields };
+    // Inside a recording span (a host registered an OpenTelemetry SDK) the line carries its trace and span ids.
+    const rec: Record<string, unknown> = { t: new Date().toISOString(), level: lvl, msg, ...base, ...traceFields(), ...fields };
     const err = rec['err'];
     if (err instanceof Error) rec['err'] = { name: err.name, message: err.message, code: (err as { code?: unknown }).code };
     sink(JSON.stringify(rec) + '\n');

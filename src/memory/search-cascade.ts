@@ -9,6 +9,7 @@ import { factState } from './fact-state.ts';
 import { factResults, recentResults } from './fact-search.ts';
 import { reciprocalRankFusion } from './rrf.ts';
 import { markOutdated, rankTiers } from './search-ranking.ts';
+import { inSpan } from '../core/tracing.ts';
 
 /** What the fact and recent tiers read: the hot document, the buffered turns and the agent's schema. */
 export interface MemoryReads {
@@ -76,16 +77,19 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   const depth = k * CANDIDATE_FACTOR * (asOf === undefined ? 1 : 3);
   const said = <T>(items: T[], at: (x: T) => number): T[] => (asOf === undefined ? items : items.filter((x) => at(x) <= asOf));
 
-  const memoryLeg = deps.memory ? readMemory(deps.memory, scope) : Promise.resolve(null);
+  // One span per tier raced (a no-op unless the host registered an OpenTelemetry SDK).
+  const memoryLeg = deps.memory ? inSpan('memgate.search.tier', { 'memgate.tier': 'memory' }, () => readMemory(deps.memory!, scope)) : Promise.resolve(null);
   memoryLeg.catch(() => undefined);
-  const vectorLeg = (async () => {
+  const vectorLeg = inSpan('memgate.search.tier', { 'memgate.tier': 'acu.vector' }, async (span) => {
     const [vector] = await deps.embedder.embed([query]);
     if (!vector) return { vector: new Float32Array(0), hits: [] as AcuHit[] };
-    return { vector, hits: await deps.acus.search(scope, vector, depth) };
-  })();
+    const hits = await deps.acus.search(scope, vector, depth);
+    span.setAttribute('gen_ai.memory.record.count', hits.length);
+    return { vector, hits };
+  });
   vectorLeg.catch(() => undefined);
   const useKeywords = opts.hybrid && deps.acus.capabilities.bm25;
-  const keywordLeg = useKeywords ? deps.acus.keywordSearch(scope, query, depth) : Promise.resolve([]);
+  const keywordLeg = useKeywords ? inSpan('memgate.search.tier', { 'memgate.tier': 'acu.keyword' }, () => deps.acus.keywordSearch(scope, query, depth)) : Promise.resolve([]);
   // If the vector leg fails or times out nobody awaits this one: keep its rejection handled.
   keywordLeg.catch(() => undefined);
 
@@ -117,7 +121,10 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   if ((ranked.length >= k && !lowConfidence) || vec === TIMED_OUT) return { results: ranked.slice(0, k), partial };
   if (remaining() <= 0) return { results: ranked.slice(0, k), partial: true };
 
-  const coldHits = await within(deps.cold.search(scope, query, depth), remaining());
+  const coldHits = await within(
+    inSpan('memgate.search.tier', { 'memgate.tier': 'cold' }, () => deps.cold.search(scope, query, depth)),
+    remaining(),
+  );
   if (coldHits === TIMED_OUT) return { results: ranked.slice(0, k), partial: true };
 
   const covered = new Set(ranked.slice(0, k).flatMap((r) => r.turnRefs));
