@@ -5,6 +5,7 @@ import { runExtractionWhenFree } from '../pipeline/extraction-job.ts';
 import { createRuntime } from './wiring.ts';
 import type { FromThread, ThreadLaneData, ToThread, WireError } from '../workers/thread-protocol.ts';
 import { yieldingWrites } from '../workers/yielding-writes.ts';
+import { lowerThreadPriority } from '../workers/thread-priority.ts';
 
 /**
  * The extraction thread (see thread-lane.ts): its own runtime on the same SQLite
@@ -19,6 +20,9 @@ const { config } = workerData as ThreadLaneData;
 const post = (message: FromThread) => port.postMessage(message);
 
 const logger = createLogger(config.log.level, { service: 'memgate', component: 'extraction-thread', threadId });
+// First, so even loading the runtime (the embedding model) yields the cores to the call path.
+const priority = lowerThreadPriority(config.worker.niceness);
+if (priority.error) logger.warn('extraction thread runs at the gateway priority', { niceness: config.worker.niceness, reason: priority.error });
 const runtime = await createRuntime(config, { logger, extractionThread: true });
 // The pipeline publishes here; the gateway re-publishes on its own bus (dashboards, /metrics).
 runtime.ports.events.subscribe((event) => post({ kind: 'event', event }));
@@ -46,7 +50,7 @@ port.on('message', (message: ToThread) => {
   inFlight.add(run);
   void run.finally(() => inFlight.delete(run));
 });
-post({ kind: 'ready', threadId });
+post({ kind: 'ready', threadId, tid: priority.tid, niceness: priority.niceness });
 
 /** Let in-flight runs commit, close the runtime, then let the thread end (nothing keeps it alive). */
 async function stop(): Promise<void> {

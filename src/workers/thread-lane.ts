@@ -27,6 +27,10 @@ export interface ThreadLaneStats {
   runsDone: number;
   runsFailed: number;
   restarts: number;
+  /** Kernel thread id of the running extraction thread (Linux), null before it is up or where unknown. */
+  tid: number | null;
+  /** That thread's nice value as read back from the kernel, null where unknown. */
+  niceness: number | null;
 }
 
 /** The embedded extraction lane on a worker thread: runs one user's extraction there and answers with its report. */
@@ -101,7 +105,7 @@ class ExtractionThread implements ThreadLane {
   private readonly calls = new Map<number, Call>();
   /** Runs posted while no thread is up (between a crash and its restart). */
   private readonly backlog: ToThread[] = [];
-  private readonly counters: ThreadLaneStats = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0 };
+  private readonly counters: ThreadLaneStats = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0, tid: null, niceness: null };
   private worker: Worker | null = null;
   private nextId = 1;
   /** Crashes since the last thread that came up: a thread that cannot even start is retried with backoff. */
@@ -163,6 +167,8 @@ class ExtractionThread implements ThreadLane {
     switch (message.kind) {
       case 'ready':
         this.crashes = 0;
+        this.counters.tid = message.tid;
+        this.counters.niceness = message.niceness;
         this.markUp();
         this.log.debug('extraction thread ready', { threadId: message.threadId });
         return;

@@ -35,8 +35,8 @@ export interface WireError {
 
 /** Thread → gateway. */
 export type FromThread =
-  /** The runtime is open: runs can be served. */
-  | { kind: 'ready'; threadId: number }
+  /** The runtime is open: runs can be served. `tid`/`niceness`: the kernel thread and its nice value (null where unknown). */
+  | { kind: 'ready'; threadId: number; tid: number | null; niceness: number | null }
   /** An event the thread's pipeline raised, to publish on the gateway's event bus. */
   | { kind: 'event'; event: MemgateEvent }
   | { kind: 'done'; id: number; report: ExtractionReport; threadId: number }
