@@ -38,12 +38,12 @@ port.on('message', (message: ToThread) => {
     void stop();
     return;
   }
-  const { id, scope } = message;
+  const { id, scope, maxWaitMs } = message;
   if (stopping) {
     post({ kind: 'failed', id, error: { code: 'unavailable', message: 'extraction thread is stopping', retryable: true } });
     return;
   }
-  const run = runExtractionWhenFree(deps, scope, config.worker.lockTtlMs).then(
+  const run = runExtractionWhenFree(deps, scope, maxWaitMs).then(
     (report) => post({ kind: 'done', id, report, threadId }),
     (err: unknown) => post({ kind: 'failed', id, error: wireError(err) }),
   );

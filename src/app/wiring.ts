@@ -64,7 +64,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   ports.embedder.warm?.().catch((err: unknown) => logger.warn('embedder warm-up failed; the first call will retry', { err }));
   const lanes: ThreadLane[] = [];
   // Flushes follow extraction onto the thread once its lane runs (see startWorkers).
-  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope) => lanes[0]?.run(scope) ?? null);
+  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope, maxWaitMs) => lanes[0]?.run(scope, maxWaitMs) ?? null);
   const consumers: Consumer[] = [];
   const sweepers: Array<() => void> = [];
   return {
@@ -83,7 +83,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       }
       lanes.push(lane);
       // The bus (dedup, retries, dead letters, depth) stays here; only the runs move to the thread.
-      consumers.push(startExtractionWorker(service.extraction, config.worker, (scope) => lane.run(scope)));
+      consumers.push(startExtractionWorker(service.extraction, config.worker, (scope, maxWaitMs) => lane.run(scope, maxWaitMs)));
     },
     async workersReady() {
       await Promise.all(lanes.map((l) => l.ready()));

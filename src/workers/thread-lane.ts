@@ -35,8 +35,11 @@ export interface ThreadLaneStats {
 
 /** The embedded extraction lane on a worker thread: runs one user's extraction there and answers with its report. */
 export interface ThreadLane {
-  /** Extract the user's buffered turns in the thread; its failure comes back as a MemgateError with the thread's code. */
-  run(scope: Scope): Promise<ExtractionReport>;
+  /**
+   * Extract the user's buffered turns in the thread, waiting up to `maxWaitMs` for a run of the
+   * same user in progress; its failure comes back as a MemgateError with the thread's code.
+   */
+  run(scope: Scope, maxWaitMs: number): Promise<ExtractionReport>;
   /**
    * Resolves once a thread is up (or the lane closed). Loading the runtime into a
    * fresh isolate takes ~1 s (2-3 s on a loaded machine); runs sent earlier wait for it.
@@ -127,13 +130,13 @@ class ExtractionThread implements ThreadLane {
     this.spawn();
   }
 
-  run(scope: Scope): Promise<ExtractionReport> {
+  run(scope: Scope, maxWaitMs: number): Promise<ExtractionReport> {
     if (this.closing) return Promise.reject(new MemgateError('unavailable', 'extraction thread is stopping'));
     const id = this.nextId++;
     return new Promise<ExtractionReport>((resolve, reject) => {
       this.calls.set(id, { resolve, reject });
       // A copy: the caller's scope may carry more than the three ids (and must stay cloneable).
-      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId } };
+      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs };
       if (this.worker) this.worker.postMessage(message);
       else this.backlog.push(message);
     });

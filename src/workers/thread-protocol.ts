@@ -21,8 +21,8 @@ export interface ThreadLaneData {
 
 /** Gateway → thread. */
 export type ToThread =
-  /** Extract the user's buffered turns (a bus job or an explicit flush: the same run). */
-  | { kind: 'run'; id: number; scope: Scope }
+  /** Extract the user's buffered turns (a bus job or an explicit flush: the same run), waiting up to `maxWaitMs` for the user's lock. */
+  | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number }
   /** Take no more runs, let the in-flight ones commit, close the runtime, exit. */
   | { kind: 'stop' };
 

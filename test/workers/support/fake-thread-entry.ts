@@ -21,6 +21,8 @@ const report = (turnsRead: number): ExtractionReport => ({
   turnsKept: 0,
   turnsArchived: turnsRead,
   turnsQuarantined: 0,
+  turnsLeft: 0,
+  readThroughSeq: turnsRead,
   factsExtracted: 0,
   entitiesInserted: 0,
   entitiesSuperseded: 0,
@@ -30,6 +32,7 @@ const report = (turnsRead: number): ExtractionReport => ({
   acusSuppressed: 0,
   version: 1,
   durationMs: 1,
+  stageMs: { read: 0, plan: 1, commit: 0 },
 });
 
 port.on('message', (m: ToThread) => {
