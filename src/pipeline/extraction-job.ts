@@ -110,7 +110,7 @@ async function readStage(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
     const readThroughSeq = good.length > 0 ? good[good.length - 1]!.seq : 0;
     return { report: skippedReport(reason, { turnsQuarantined: defective.length, readThroughSeq, ...(defective.length > 0 ? { version: doc.version } : {}) }) };
   }
-  const turns = oldestWithin(good, deps.maxRunTokens);
+  const turns = oldestWithin(good, doc.recent, deps.maxRunTokens);
   return { doc, turns, defective: defective.length, left: good.length - turns.length };
 }
 
@@ -228,11 +228,23 @@ function alreadyExtracted(buffered: readonly Turn[], recent: readonly Turn[]): b
   return buffered.every((t) => seqOf.get(t.turnId) === t.seq);
 }
 
-/** The oldest turns whose tokens fit `maxTokens` (at least one): a user far behind is caught up in bounded runs. */
-function oldestWithin(turns: readonly Turn[], maxTokens: number): Turn[] {
+/**
+ * The oldest turns whose new tokens fit `maxTokens` (at least one new turn): a user far behind is
+ * caught up in bounded runs. Turns the last run kept are re-read for context but not counted:
+ * they are the oldest buffered, so the cap never shrinks to them alone.
+ */
+function oldestWithin(turns: readonly Turn[], recent: readonly Turn[], maxTokens: number): Turn[] {
+  const kept = new Set(recent.map((t) => t.turnId));
   let tokens = 0;
+  let fresh = 0;
   let n = 0;
-  while (n < turns.length && (n === 0 || tokens + turns[n]!.tokens <= maxTokens)) tokens += turns[n++]!.tokens;
+  for (; n < turns.length; n++) {
+    const t = turns[n]!;
+    if (kept.has(t.turnId)) continue;
+    if (fresh > 0 && tokens + t.tokens > maxTokens) break;
+    tokens += t.tokens;
+    fresh++;
+  }
   return n === turns.length ? [...turns] : turns.slice(0, n);
 }
 
