@@ -5,8 +5,8 @@ import { stableHash } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ExtractionSchema } from '../core/extraction-schema.ts';
 import type { FactValue, HotDocument, Scope, Turn } from '../core/types.ts';
-import type { MemoryConfig } from '../config/config-schema.ts';
-import type { Ports } from '../ports/index.ts';
+import type { Config, MemoryConfig } from '../config/config-schema.ts';
+import type { ExtractionPorts } from '../ports/index.ts';
 import { applyFacts, type ResolvedFact } from '../memory/supersession.ts';
 import { smartKeep } from '../memory/smart-keep.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
@@ -19,7 +19,7 @@ import { mergeSummaries } from './summaries.ts';
 
 /** What one extraction run needs. */
 export interface ExtractionDeps {
-  ports: Ports;
+  ports: ExtractionPorts;
   memory: MemoryConfig;
   clock: Clock;
   logger: Logger;
@@ -28,6 +28,22 @@ export interface ExtractionDeps {
   maxRunTokens: number;
   /** The agent's schema in force (stored PUT, else file, else default). */
   schemaFor(tenantId: string, agentId: string): Promise<ExtractionSchema>;
+}
+
+/**
+ * The one place extraction dependencies are made from configuration: the gateway's service
+ * (inline and NATS workers, flushes without a thread) and the extraction thread both call it.
+ */
+export function extractionDeps(config: Config, ports: ExtractionPorts, schemaFor: ExtractionDeps['schemaFor'], clock: Clock, logger: Logger): ExtractionDeps {
+  return {
+    ports,
+    memory: config.memory,
+    clock,
+    logger,
+    lockTtlMs: config.worker.lockTtlMs,
+    maxRunTokens: config.memory.tokenThreshold * config.worker.maxRunWindows,
+    schemaFor,
+  };
 }
 
 /** Lock key of a user: one extraction at a time per agent+user. */

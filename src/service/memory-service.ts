@@ -16,7 +16,7 @@ import { activeEntities, isExpired } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
 import { contextFields, encodeContext, packEncoded, unpackContext, type ContextFields } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
-import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
+import { extractionDeps, runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, TimelineEntity } from './api.ts';
 import { SchemaRegistry } from './schema-registry.ts';
 import { ExtractionBacklog, type BacklogCrossing, type BacklogView } from './extraction-backlog.ts';
@@ -50,15 +50,7 @@ export class MemoryService implements MemoryApi {
     this.schemas = new SchemaRegistry(ports.documents, config.schemasDir, logger);
     this.threshold = config.memory.tokenThreshold;
     this.maxTurnBytes = config.server.maxTurnBytes;
-    this.extraction = {
-      ports,
-      memory: config.memory,
-      clock,
-      logger: logger.child({ component: 'pipeline' }),
-      lockTtlMs: config.worker.lockTtlMs,
-      maxRunTokens: config.memory.tokenThreshold * config.worker.maxRunWindows,
-      schemaFor: (t, a) => this.schemas.get(t, a),
-    };
+    this.extraction = extractionDeps(config, ports, (t, a) => this.schemas.get(t, a), clock, logger.child({ component: 'pipeline' }));
     this.backlog = new ExtractionBacklog(this.threshold, config.worker.backlogAlertWindows, (c) => this.announce(c));
     // Whichever process committed the run (the extraction thread, a worker of the cluster), its event says what it read.
     this.unsubscribe = ports.events.subscribe((e) => {

@@ -1,6 +1,6 @@
 import { toMemgateError } from '../core/errors.ts';
 import type { Scope } from '../core/types.ts';
-import type { Consumer } from '../ports/job-bus.ts';
+import type { Consumer, JobBus } from '../ports/job-bus.ts';
 import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import type { ExtractionReport } from '../pipeline/extraction-report.ts';
 
@@ -24,15 +24,16 @@ export interface WorkerOptions {
  * the backlog drains in bounded runs, one job per user at a time.
  */
 export function startExtractionWorker(
+  bus: JobBus,
   deps: ExtractionDeps,
   options: WorkerOptions,
   run: (scope: Scope, maxWaitMs: number) => Promise<ExtractionReport> = (scope, maxWaitMs) => runExtractionWhenFree(deps, scope, maxWaitMs),
 ): Consumer {
   const { ports, logger } = deps;
-  return ports.bus.consume(async (job, ctl) => {
+  return bus.consume(async (job, ctl) => {
     try {
       const report = await run(job.scope, options.flushDeadlineMs);
-      if (report.turnsLeft > 0) await ports.bus.publish({ scope: job.scope, reason: 'backlog', requestedAt: Date.now() });
+      if (report.turnsLeft > 0) await bus.publish({ scope: job.scope, reason: 'backlog', requestedAt: Date.now() });
     } catch (err) {
       const e = toMemgateError(err);
       const { tenantId, agentId, userId } = job.scope;

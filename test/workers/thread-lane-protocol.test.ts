@@ -14,7 +14,7 @@ import { MemgateError } from '../../src/core/errors.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { ExtractionDeps } from '../../src/pipeline/extraction-job.ts';
 import type { MemgateEvent } from '../../src/ports/event-bus.ts';
-import type { Ports } from '../../src/ports/index.ts';
+import type { ExtractionPorts } from '../../src/ports/index.ts';
 import { startExtractionWorker } from '../../src/workers/extraction-worker.ts';
 import { startThreadLane, type ThreadLane } from '../../src/workers/thread-lane.ts';
 import { randomScope } from '../support/fixtures.ts';
@@ -76,8 +76,8 @@ describe('thread lane protocol', () => {
     const failures: MemgateEvent[] = [];
     events.subscribe((e) => e.type === 'extraction.failed' && failures.push(e));
     // Only what the consumer itself touches: the bus, the events and the logger (the runs go to the lane).
-    const deps = { ports: { bus, events } as unknown as Ports, logger: silentLogger, lockTtlMs: 1_000 } as ExtractionDeps;
-    const consumer = startExtractionWorker(deps, { concurrency: 1, maxDeliver: 3, retryDelayMs: 10, flushDeadlineMs: 1_000 }, (scope, maxWaitMs) => lane.run(scope, maxWaitMs));
+    const deps = { ports: { events } as unknown as ExtractionPorts, logger: silentLogger, lockTtlMs: 1_000 } as ExtractionDeps;
+    const consumer = startExtractionWorker(bus, deps, { concurrency: 1, maxDeliver: 3, retryDelayMs: 10, flushDeadlineMs: 1_000 }, (scope, maxWaitMs) => lane.run(scope, maxWaitMs));
     try {
       await bus.publish({ scope: randomScope({ userId: `crash-once-job-${Date.now()}` }), reason: 'threshold', requestedAt: Date.now() });
       await waitFor(() => lane.stats().runsDone === 1, 10_000, 'the redelivered job to complete');
