@@ -37,6 +37,8 @@ interface Run {
   drainS: number | null;
   serverCpuS: number | null;
   peakRssMiB: number | null;
+  /** From /metrics at the end: runs committed and the mean of each stage (ms). */
+  runs: { committed: number; meanReadMs: number | null; meanPlanMs: number | null; meanCommitMs: number | null };
 }
 
 /**
@@ -77,6 +79,10 @@ export const appendUnderExtractionSuite: Suite = {
         unit: 'tokens',
         note: atStop ? `${atStop.turns} turns, ${atStop.usersBehind} users behind, worst ${atStop.maxWindows} windows` : 'no sample',
       }),
+    );
+    const r = lane.runs;
+    figures.push(
+      figure({ bench, metric: 'runs committed', value: r.committed, unit: '', note: `mean stage ms: read ${r.meanReadMs ?? '–'}, plan ${r.meanPlanMs ?? '–'}, commit ${r.meanCommitMs ?? '–'}` }),
     );
     figures.push(
       figure({ bench, metric: 'backlog drained to ≤ 1 window/user', value: lane.drainS, unit: 's after load stop', target: below(DRAIN_TARGET_S, `≤ ${DRAIN_TARGET_S} s after the load stops`) }),
@@ -142,6 +148,7 @@ async function measure(server: MemgateServer, load: WsLoadSpec, drainWaitS: numb
     await new Promise((r) => setTimeout(r, 1000));
   }
   const cpu1 = await cpuSeconds(server.pid);
+  const runs = await runStages(server);
   const rss = samples.map((s) => s.rssMiB).filter((v): v is number => v !== null);
   return {
     load: outcome,
@@ -149,7 +156,19 @@ async function measure(server: MemgateServer, load: WsLoadSpec, drainWaitS: numb
     drainS,
     serverCpuS: cpu0 === null || cpu1 === null ? null : Math.round((cpu1 - cpu0) * 100) / 100,
     peakRssMiB: rss.length > 0 ? Math.max(...rss) : null,
+    runs,
   };
+}
+
+/** Committed runs and mean stage times, from the server's /metrics histograms. */
+async function runStages(server: MemgateServer): Promise<Run['runs']> {
+  const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const mean = (stage: string) => {
+    const count = value(`memgate_extraction_${stage}_duration_seconds_count`);
+    return count > 0 ? Math.round((value(`memgate_extraction_${stage}_duration_seconds_sum`) / count) * 1e4) / 10 : null;
+  };
+  return { committed: value('memgate_extraction_duration_seconds_count') || 0, meanReadMs: mean('read'), meanPlanMs: mean('plan'), meanCommitMs: mean('commit') };
 }
 
 async function sample(server: MemgateServer, t: number, phase: Sample['phase'], cpu0: number | null): Promise<Sample> {

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemgateEvent } from '../../src/ports/event-bus.ts';
+import type { BacklogView } from '../../src/service/extraction-backlog.ts';
 import { startTestServer, uniq, type TestServer } from '../gateway/support/real-server.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -40,16 +41,7 @@ async function talk(userId: string, turns: number): Promise<void> {
   }
 }
 
-interface Backlog {
-  users: number;
-  usersBehind: number;
-  turns: number;
-  tokens: number;
-  oldestAgeMs: number;
-  maxWindows: number;
-  byUser: Array<{ userId: string; turns: number; windows: number }>;
-}
-const backlog = async (): Promise<Backlog> => (await call('GET', '/v1/extraction')).body['backlog'] as Backlog;
+const backlog = async (): Promise<BacklogView> => (await call('GET', '/v1/extraction')).body['backlog'] as BacklogView;
 const gauge = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
 const crossings = (userId: string) => events.filter((e) => e.type === 'extraction.backlog' && e.userId === userId).map((e) => e.data['state']);
 
