@@ -98,6 +98,8 @@ type ReadOutcome = { report: ExtractionReport } | RunInput;
 
 interface RunInput {
   doc: HotDocument;
+  /** Version of the hot document as read, before any quarantine commit of this run. */
+  baseVersion: number;
   /** The run's turns, in seq order. */
   turns: Turn[];
   defective: number;
@@ -109,6 +111,7 @@ async function readStage(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
   const { ports, memory, clock } = deps;
   const [listed, stored] = await Promise.all([ports.buffer.list(scope), ports.documents.getHot(scope)]);
   let doc = stored ?? emptyHotDocument(scope, now);
+  const baseVersion = doc.version;
   const leftover = committedWindowLeftovers(listed, doc.recent);
   // The last committed run died before removing its window: finish that removal, never commit it twice.
   if (leftover.length > 0) await ports.buffer.remove(scope, leftover);
@@ -124,10 +127,10 @@ async function readStage(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
       await ports.cache.set(scope, packContext(buildSessionContext(doc, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: await ports.buffer.list(scope) })));
     }
     const readThroughSeq = good.length > 0 ? good[good.length - 1]!.seq : 0;
-    return { report: skippedReport(reason, { turnsQuarantined: defective.length, readThroughSeq, ...(defective.length > 0 ? { version: doc.version } : {}) }) };
+    return { report: skippedReport(reason, { turnsQuarantined: defective.length, readThroughSeq, baseVersion, version: doc.version }) };
   }
   const turns = oldestWithin(good, doc.recent, deps.maxRunTokens);
-  return { doc, turns, defective: defective.length, left: good.length - turns.length };
+  return { doc, baseVersion, turns, defective: defective.length, left: good.length - turns.length };
 }
 
 interface Plan {
@@ -228,6 +231,7 @@ async function commitStage(
     profileUpdated: merged.profileUpdated.length,
     acusIndexed: compressed.acus.length,
     acusSuppressed: compressed.suppressed,
+    baseVersion: input.baseVersion,
     version: next.version,
     durationMs: finished - started,
     stageMs: { ...timed, commit: ms(performance.now() - t0) },

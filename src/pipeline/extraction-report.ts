@@ -31,6 +31,8 @@ export interface ExtractionReport {
   profileUpdated: number;
   acusIndexed: number;
   acusSuppressed: number;
+  /** The hot document version the run read; `version` is the one it left (equal when it committed nothing). */
+  baseVersion: number;
   version: number;
   durationMs: number;
   stageMs: StageTimings;
@@ -51,7 +53,7 @@ const COUNTS = [
   'durationMs',
 ] as const;
 
-/** A report of nothing done, for `reason`. */
+/** A report of nothing done, for `reason` (versions 0 = not read). */
 export function skippedReport(reason: string, extra: Partial<ExtractionReport> = {}): ExtractionReport {
   return {
     ran: false,
@@ -69,6 +71,7 @@ export function skippedReport(reason: string, extra: Partial<ExtractionReport> =
     profileUpdated: 0,
     acusIndexed: 0,
     acusSuppressed: 0,
+    baseVersion: 0,
     version: 0,
     durationMs: 0,
     stageMs: { read: 0, plan: 0, commit: 0 },
@@ -79,7 +82,8 @@ export function skippedReport(reason: string, extra: Partial<ExtractionReport> =
 /**
  * Several runs for one user (in commit order) as one report: what a flush answers when it
  * waited for a run in progress and then extracted what was left. Counts and times add up;
- * version, readThroughSeq and turnsLeft are the last state; `skipped` stays only if no run ran.
+ * baseVersion is the first run's, version, readThroughSeq and turnsLeft the last state;
+ * `skipped` stays only if no run ran.
  */
 export function mergeReports(reports: readonly ExtractionReport[]): ExtractionReport {
   if (reports.length === 1) return reports[0]!;
@@ -97,5 +101,6 @@ export function mergeReports(reports: readonly ExtractionReport[]): ExtractionRe
     out.readThroughSeq = Math.max(out.readThroughSeq, r.readThroughSeq);
   }
   out.turnsLeft = reports[reports.length - 1]!.turnsLeft;
+  out.baseVersion = Math.min(...reports.map((r) => r.baseVersion));
   return out;
 }

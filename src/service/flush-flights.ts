@@ -1,12 +1,14 @@
 import type { Scope } from '../core/types.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import { jobKey } from '../ports/job-bus.ts';
+import type { DocumentStore } from '../ports/document-store.ts';
 import type { TurnBuffer } from '../ports/turn-buffer.ts';
 import { mergeReports, skippedReport, type ExtractionReport } from '../pipeline/extraction-report.ts';
 
 /** What the flushes of one process need. */
 export interface FlushDeps {
   buffer: TurnBuffer;
+  documents: DocumentStore;
   /** Where `extraction.finished` of every run of the user is heard (this process's and, on a shared bus, the workers'). */
   events: EventBus;
   /** How long a flush waits for a run of the same user in progress (config.worker.flushDeadlineMs). */
@@ -65,16 +67,34 @@ export class FlushFlights {
   private async fly(scope: Scope): Promise<ExtractionReport> {
     const deadline = Date.now() + this.deps.deadlineMs;
     const others: ExtractionReport[] = [];
+    let heard = (): void => undefined;
     const off = this.deps.events.subscribe((e) => {
-      if (e.type === 'extraction.finished' && e.tenantId === scope.tenantId && e.agentId === scope.agentId && e.userId === scope.userId) others.push(asReport(e.data));
+      if (e.type !== 'extraction.finished' || e.tenantId !== scope.tenantId || e.agentId !== scope.agentId || e.userId !== scope.userId) return;
+      others.push(asReport(e.data));
+      heard();
     });
     try {
+      // Subscribed first: a run that commits after this read is one the flush waited for, and its event will come.
+      const startVersion = (await this.deps.documents.getHot(scope))?.version ?? 0;
       const own: ExtractionReport[] = [];
       for (;;) {
         const report = await this.deps.run(scope, Math.max(0, deadline - Date.now()));
         own.push(report);
         // Past the deadline no further run starts: the report then says how many turns are left.
         if (!report.ran || report.turnsLeft === 0 || Date.now() >= deadline) break;
+      }
+      // On a shared bus (NATS) the event of the run waited for may land after this flush's own run: give it a moment.
+      const endVersion = Math.max(...own.map((r) => r.version));
+      const covered = () => uncovered(startVersion, endVersion, [...own, ...others]) === 0;
+      if (!covered()) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, EVENT_GRACE_MS);
+          heard = () => {
+            if (!covered()) return;
+            clearTimeout(timer);
+            resolve();
+          };
+        });
       }
       const ownVersions = new Set(own.filter((r) => r.ran).map((r) => r.version));
       const ran = [...others.filter((r) => !ownVersions.has(r.version)), ...own.filter((r) => r.ran)].sort((a, b) => a.version - b.version);
@@ -85,9 +105,22 @@ export class FlushFlights {
   }
 }
 
+/** How long a flush waits for the event of a run it saw committed (a bus hop; only a failed run's never comes). */
+const EVENT_GRACE_MS = 2_000;
+
+/** Versions in (from, to] that no report's (baseVersion, version] accounts for. */
+function uncovered(from: number, to: number, reports: readonly ExtractionReport[]): number {
+  let missing = 0;
+  for (let v = from + 1; v <= to; v++) if (!reports.some((r) => r.baseVersion < v && v <= r.version)) missing++;
+  return missing;
+}
+
 /** An `extraction.finished` event's data as a report (fields an older worker did not send count as zero). */
 function asReport(data: Record<string, unknown>): ExtractionReport {
   const base = skippedReport('');
   delete base.skipped;
-  return { ...base, ...(data as Partial<ExtractionReport>), ran: true, stageMs: { ...base.stageMs, ...(data['stageMs'] as object | undefined) } };
+  const report = { ...base, ...(data as Partial<ExtractionReport>), ran: true, stageMs: { ...base.stageMs, ...(data['stageMs'] as object | undefined) } };
+  // An older worker's event says only what it committed.
+  if (typeof data['baseVersion'] !== 'number') report.baseVersion = report.version - 1;
+  return report;
 }

@@ -59,6 +59,7 @@ export class MemoryService implements MemoryApi {
     });
     this.flushes = new FlushFlights({
       buffer: ports.buffer,
+      documents: ports.documents,
       events: ports.events,
       deadlineMs: config.worker.flushDeadlineMs,
       run: async (scope, maxWaitMs) => {
