@@ -440,6 +440,9 @@ async function loadLane() {
       if (n) n.textContent = String(v);
     }
     $('#lane-latency').textContent = r.windowLatencyMs.p50 === null ? '–' : `${formatMs(r.windowLatencyMs.p50)} / ${formatMs(r.windowLatencyMs.p99)}`;
+    // Turns acked that no committed run has read yet; "behind" = more than one window waiting.
+    const b = r.backlog;
+    $('#lane-backlog').textContent = b ? `${b.turns} / ${b.usersBehind} / ${b.turns > 0 ? formatDuration(b.oldestAgeMs) : '–'}` : '–';
     $('#lane-errors tbody').replaceChildren(...r.errors.map((e) => row(formatTime(e.at), e.agentId, e.userId, e.state, e.code ?? '', e.message ?? '')));
     $('#lane-recent tbody').replaceChildren(...r.recent.map((e) => row(formatTime(e.at), e.agentId, e.userId, e.state, e.durationMs === undefined ? '' : formatMs(e.durationMs))));
     const data = [r.latency.map((p) => p.at / 1000), r.latency.map((p) => p.durationMs)];

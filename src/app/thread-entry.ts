@@ -1,17 +1,21 @@
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { toMemgateError } from '../core/errors.ts';
 import { createLogger } from '../core/logger.ts';
-import { runExtractionWhenFree } from '../pipeline/extraction-job.ts';
-import { createRuntime } from './wiring.ts';
+import { systemClock } from '../core/clock.ts';
+import { extractionDeps, runExtractionWhenFree } from '../pipeline/extraction-job.ts';
+import { InProcessEventBus } from '../adapters/inprocess/index.ts';
+import { SchemaRegistry } from '../service/schema-registry.ts';
+import { openStores } from './wiring.ts';
 import type { FromThread, ThreadLaneData, ToThread, WireError } from '../workers/thread-protocol.ts';
 import { yieldingWrites } from '../workers/yielding-writes.ts';
+import { lowerThreadPriority } from '../workers/thread-priority.ts';
 
 /**
- * The extraction thread (see thread-lane.ts): its own runtime on the same SQLite
- * file (its own connection; WAL lets it write while the gateway appends), serving
- * `run` requests with the ordinary pipeline. Every run of the process goes through
- * this one runtime, so its in-process user lock is the only one extractions take:
- * a flush and a job of the same user never overlap.
+ * The extraction thread (see thread-lane.ts): the stores a run needs, opened on the
+ * same SQLite file through the runtime's own builder (its own connection; WAL lets it
+ * write while the gateway appends), serving `run` requests with the ordinary pipeline.
+ * Every run of the process goes through this thread, so its in-process user lock is
+ * the only one extractions take: a flush and a job of the same user never overlap.
  */
 if (!parentPort) throw new Error('thread-entry.ts runs only as the extraction worker thread');
 const port = parentPort;
@@ -19,11 +23,19 @@ const { config } = workerData as ThreadLaneData;
 const post = (message: FromThread) => port.postMessage(message);
 
 const logger = createLogger(config.log.level, { service: 'memgate', component: 'extraction-thread', threadId });
-const runtime = await createRuntime(config, { logger, extractionThread: true });
-// The pipeline publishes here; the gateway re-publishes on its own bus (dashboards, /metrics).
-runtime.ports.events.subscribe((event) => post({ kind: 'event', event }));
+// First, so even opening the stores (loading the embedding model) yields the cores to the call path.
+const priority = lowerThreadPriority(config.worker.niceness);
+if (priority.error) logger.warn('extraction thread runs at the gateway priority', { niceness: config.worker.niceness, reason: priority.error });
+const clock = systemClock;
+// Only what a run needs: the stores, the lock, the extractor, the embedder and the ACU index (no bus, no service).
+const closers: Array<() => Promise<void>> = [];
+const stores = await openStores(config, clock, logger, closers, true);
+// The pipeline publishes here; the gateway re-publishes on its own bus (dashboards, /metrics, flush reports).
+const events = new InProcessEventBus();
+events.subscribe((event) => post({ kind: 'event', event }));
+const schemas = new SchemaRegistry(stores.documents, config.schemasDir, logger);
 // Bulk writes in short transactions, so the gateway's appends never wait long for the write lock.
-const deps = { ...runtime.service.extraction, ports: yieldingWrites(runtime.ports) };
+const deps = extractionDeps(config, yieldingWrites({ ...stores, events }), (t, a) => schemas.get(t, a), clock, logger.child({ component: 'pipeline' }));
 
 const inFlight = new Set<Promise<void>>();
 let stopping = false;
@@ -34,29 +46,31 @@ port.on('message', (message: ToThread) => {
     void stop();
     return;
   }
-  const { id, scope } = message;
+  const { id, scope, maxWaitMs } = message;
   if (stopping) {
     post({ kind: 'failed', id, error: { code: 'unavailable', message: 'extraction thread is stopping', retryable: true } });
     return;
   }
-  const run = runExtractionWhenFree(deps, scope, config.worker.lockTtlMs).then(
+  const run = runExtractionWhenFree(deps, scope, maxWaitMs).then(
     (report) => post({ kind: 'done', id, report, threadId }),
     (err: unknown) => post({ kind: 'failed', id, error: wireError(err) }),
   );
   inFlight.add(run);
   void run.finally(() => inFlight.delete(run));
 });
-post({ kind: 'ready', threadId });
+post({ kind: 'ready', threadId, tid: priority.tid, niceness: priority.niceness });
 
-/** Let in-flight runs commit, close the runtime, then let the thread end (nothing keeps it alive). */
+/** Let in-flight runs commit, close the stores, then let the thread end (nothing keeps it alive). */
 async function stop(): Promise<void> {
   if (stopping) return;
   stopping = true;
   await Promise.allSettled([...inFlight]);
-  try {
-    await runtime.close();
-  } catch (err) {
-    post({ kind: 'close-failed', error: wireError(err) });
+  for (const close of closers.reverse()) {
+    try {
+      await close();
+    } catch (err) {
+      post({ kind: 'close-failed', error: wireError(err) });
+    }
   }
   port.close();
 }

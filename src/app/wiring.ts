@@ -37,8 +37,6 @@ export interface Runtime {
 export interface RuntimeOptions {
   logger?: Logger;
   clock?: Clock;
-  /** This runtime is the extraction thread's own: its SQLite connection leaves WAL checkpoints to the gateway's. */
-  extractionThread?: boolean;
 }
 
 /**
@@ -59,12 +57,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const logger = opts.logger ?? createLogger(config.log.level, { service: 'memgate' });
   const clock = opts.clock ?? systemClock;
   const closers: Array<() => Promise<void>> = [];
-  const ports = await buildPorts(config, clock, logger, closers, opts.extractionThread === true);
-  // Load the model while idle: the first search or extraction would otherwise wait ~0.3 s for it.
-  ports.embedder.warm?.().catch((err: unknown) => logger.warn('embedder warm-up failed; the first call will retry', { err }));
+  const ports = await buildPorts(config, clock, logger, closers);
   const lanes: ThreadLane[] = [];
   // Flushes follow extraction onto the thread once its lane runs (see startWorkers).
-  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope) => lanes[0]?.run(scope) ?? null);
+  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope, maxWaitMs) => lanes[0]?.run(scope, maxWaitMs) ?? null);
   const consumers: Consumer[] = [];
   const sweepers: Array<() => void> = [];
   return {
@@ -76,14 +72,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     startWorkers() {
       const w = config.worker;
       sweepers.push(startDeadLetterSweeper(ports.bus, { intervalMs: w.deadLetterRetryMs, maxIntervalMs: w.deadLetterRetryMaxMs }, logger.child({ component: 'dead-letters' })));
-      const lane = usesThreadLane(config) && !opts.extractionThread ? startLane(config, ports, logger) : null;
+      const lane = usesThreadLane(config) ? startLane(config, ports, logger) : null;
       if (!lane) {
-        consumers.push(startExtractionWorker(service.extraction, config.worker));
+        consumers.push(startExtractionWorker(ports.bus, service.extraction, config.worker));
         return;
       }
       lanes.push(lane);
       // The bus (dedup, retries, dead letters, depth) stays here; only the runs move to the thread.
-      consumers.push(startExtractionWorker(service.extraction, config.worker, (scope) => lane.run(scope)));
+      consumers.push(startExtractionWorker(ports.bus, service.extraction, config.worker, (scope, maxWaitMs) => lane.run(scope, maxWaitMs)));
     },
     async workersReady() {
       await Promise.all(lanes.map((l) => l.ready()));
@@ -140,7 +136,40 @@ async function buildEmbedder(config: Config, closers: Array<() => Promise<void>>
   ]);
 }
 
-async function buildPorts(config: Config, clock: Clock, logger: Logger, closers: Array<() => Promise<void>>, extractionThread: boolean): Promise<Ports> {
+async function buildPorts(config: Config, clock: Clock, logger: Logger, closers: Array<() => Promise<void>>): Promise<Ports> {
+  // Stores first: closers run in reverse, so the bus stops (waiting for its in-flight jobs) before any store closes.
+  const stores = await openStores(config, clock, logger, closers);
+  const a = config.adapters;
+  const natsNeeded = a.bus === 'nats' || a.events === 'nats';
+  const natsMod = natsNeeded ? await import('../adapters/nats/index.ts') : null;
+  const nc = natsMod ? await natsMod.connectNats(config.nats.servers) : null;
+  if (nc) closers.push(async () => void (await nc.drain().catch(() => nc.close())));
+  const memory = await import('../adapters/inprocess/index.ts');
+  const events = a.events === 'nats' ? new natsMod!.NatsEventBus(nc!, config.nats.subjectPrefix) : new memory.InProcessEventBus();
+  const bus =
+    a.bus === 'nats'
+      ? await natsMod!.JetStreamJobBus.create(nc!, {
+          stream: config.nats.stream,
+          subjectPrefix: config.nats.subjectPrefix,
+          ackWaitMs: config.nats.ackWaitMs,
+          maxDeliver: config.worker.maxDeliver,
+          logger,
+        })
+      : new memory.InProcessJobBus({ logger });
+  closers.push(() => bus.close());
+  return { ...stores, events, bus };
+}
+
+/** Every port but the two buses: what the extraction thread opens, and what the gateway's runtime opens first. */
+export type Stores = Omit<Ports, 'bus' | 'events'>;
+
+/**
+ * Open the configured stores, lock, extractor and embedder (with the ACU index sized to it), pushing
+ * their closers. The one builder of extraction dependencies: the runtime calls it, and so does the
+ * extraction thread (`extractionThread`: its SQLite connection leaves WAL checkpoints to the
+ * gateway's, its embedding model runs in that thread), which needs nothing else.
+ */
+export async function openStores(config: Config, clock: Clock, logger: Logger, closers: Array<() => Promise<void>>, extractionThread = false): Promise<Stores> {
   const a = config.adapters;
   const needsSqlite = a.buffer === 'sqlite' || a.cache === 'sqlite' || a.documents === 'sqlite' || a.cold === 'sqlite' || a.acus === 'sqlite';
   const sqlite = needsSqlite ? await import('../adapters/sqlite/index.ts') : null;
@@ -153,11 +182,6 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
   const redisMod = redisNeeded ? await import('../adapters/redis/index.ts') : null;
   const redis = redisMod ? redisMod.createRedis(config.redis.url, { onError: (err) => logger.warn('redis connection error', { err: err.message }) }) : null;
   if (redis) closers.push(async () => void (await redis.quit().catch(() => redis.disconnect())));
-
-  const natsNeeded = a.bus === 'nats' || a.events === 'nats';
-  const natsMod = natsNeeded ? await import('../adapters/nats/index.ts') : null;
-  const nc = natsMod ? await natsMod.connectNats(config.nats.servers) : null;
-  if (nc) closers.push(async () => void (await nc.drain().catch(() => nc.close())));
 
   const mongoNeeded = a.documents === 'mongo' || a.cold === 'mongo';
   const mongo = mongoNeeded ? await (await import('../adapters/mongo/index.ts')).createMongoStores(config.mongo.url, config.mongo.db) : null;
@@ -174,20 +198,10 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
   const documents = a.documents === 'mongo' ? mongo!.documents : new sqlite!.SqliteDocumentStore(db!);
   const cold = a.cold === 'mongo' ? mongo!.cold : new sqlite!.SqliteColdArchive(db!);
   const lock = a.lock === 'redis' ? new redisMod!.RedisUserLock(redis!, prefix) : new memory.InProcessUserLock(clock);
-  const events = a.events === 'nats' ? new natsMod!.NatsEventBus(nc!, config.nats.subjectPrefix) : new memory.InProcessEventBus();
-  const bus =
-    a.bus === 'nats'
-      ? await natsMod!.JetStreamJobBus.create(nc!, {
-          stream: config.nats.stream,
-          subjectPrefix: config.nats.subjectPrefix,
-          ackWaitMs: config.nats.ackWaitMs,
-          maxDeliver: config.worker.maxDeliver,
-          logger,
-        })
-      : new memory.InProcessJobBus({ logger });
-  closers.push(() => bus.close());
 
   const embedder = await buildEmbedder(config, closers, extractionThread);
+  // Load the model while idle: the first search or extraction would otherwise wait ~0.3 s for it.
+  embedder.warm?.().catch((err: unknown) => logger.warn('embedder warm-up failed; the first call will retry', { err }));
   const extractor = a.extractor === 'openai' ? new (await import('../adapters/openai/index.ts')).OpenAiExtractor(config.llm) : new (await import('../adapters/offline/index.ts')).OfflineExtractor();
   // The ACU index takes its vector size from the embedder: rows of another size (an earlier embedder) never meet a query.
   const acus =
@@ -195,5 +209,5 @@ async function buildPorts(config: Config, clock: Clock, logger: Logger, closers:
       ? await (await import('../adapters/qdrant/index.ts')).createQdrantAcuIndex({ ...config.qdrant, dimensions: embedder.dimensions })
       : new sqlite!.SqliteAcuIndex(db!, { dimensions: embedder.dimensions });
   if (embedder.dimensions !== embedderDimensions(config)) logger.warn('embedder dimensions differ from config', { embedder: embedder.dimensions, config: embedderDimensions(config) });
-  return { buffer, cache, documents, cold, acus, bus, lock, events, extractor, embedder };
+  return { buffer, cache, documents, cold, acus, lock, extractor, embedder };
 }

@@ -178,6 +178,17 @@ export const configSchema = z
         /** Dead-lettered jobs go back on the queue this often (doubling while they keep failing, up to the max). */
         deadLetterRetryMs: z.int().positive().default(30_000),
         deadLetterRetryMaxMs: z.int().positive().default(300_000),
+        /**
+         * Nice value of the embedded extraction thread (Linux: per thread), so the OS ranks the call
+         * path above extraction. 0 keeps the gateway's priority; where it cannot be set, extraction runs unchanged.
+         */
+        niceness: z.int().min(0).max(19).default(10),
+        /** How long a flush waits for a run of the same user in progress (then extracts what is left) before answering `unavailable`. */
+        flushDeadlineMs: z.int().min(1000).default(60_000),
+        /** Tokens one run takes at most, in token-threshold windows: a user far behind is caught up in runs of this size, oldest turns first. */
+        maxRunWindows: z.int().min(1).default(4),
+        /** A user whose unextracted turns reach this many token-threshold windows raises `extraction.backlog` (and again when back under). */
+        backlogAlertWindows: z.int().min(1).default(3),
       })
       .prefault({}),
   })

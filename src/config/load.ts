@@ -36,6 +36,8 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_EMBEDDINGS_MODEL_THREAD: 'embeddings.modelThread',
   MEMGATE_EMBEDDINGS_SEMANTIC_MAX_WORDS: 'embeddings.semanticMaxWords',
   MEMGATE_TOKEN_THRESHOLD: 'memory.tokenThreshold',
+  MEMGATE_WORKER_NICENESS: 'worker.niceness',
+  MEMGATE_FLUSH_DEADLINE_MS: 'worker.flushDeadlineMs',
   MEMGATE_EXTRACTOR: 'adapters.extractor',
   MEMGATE_EMBEDDER: 'adapters.embedder',
   MEMGATE_ALLOW_OPEN: 'auth.allowOpen',

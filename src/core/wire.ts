@@ -38,6 +38,7 @@ export type MemgateEventType =
   | 'extraction.started'
   | 'extraction.finished'
   | 'extraction.failed'
+  | 'extraction.backlog'
   | 'fact.superseded'
   | 'fact.retracted'
   | 'acus.indexed'

@@ -159,7 +159,7 @@ export class EventRelay {
 
   /** Relay one event: frames are queued per socket and sent corked on the next microtask (one write for a batch). */
   relay(event: MemgateEvent): void {
-    if (event.type === 'extraction.finished' && typeof event.data['durationMs'] === 'number') this.metrics.extraction.observe(event.data['durationMs']);
+    if (event.type === 'extraction.finished') this.observeRun(event.data);
     if (event.type === 'extraction.failed') this.metrics.extractionFailures.inc();
     if (event.type === 'turn.quarantined') this.metrics.quarantined.inc();
     if (this.byKey.size === 0) return;
@@ -228,6 +228,13 @@ export class EventRelay {
       }
     }
   };
+
+  private observeRun(data: Record<string, unknown>): void {
+    if (typeof data['durationMs'] === 'number') this.metrics.extraction.observe(data['durationMs']);
+    const stages = data['stageMs'] as Record<string, unknown> | undefined;
+    if (typeof stages !== 'object' || stages === null) return;
+    for (const [name, h] of Object.entries(this.metrics.extractionStages)) if (typeof stages[name] === 'number') h.observe(stages[name]);
+  }
 
   private drop(sub: Subscription): void {
     sub.dropped++;

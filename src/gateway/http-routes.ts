@@ -106,7 +106,7 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
     if (authorize(ctx, call, req) === null) return;
     // Queue depth is a port read; a slow or broken bus must not fail the scrape.
     const depth = Promise.race([ctx.runtime.ports.bus.depth(), new Promise<null>((r) => setTimeout(r, 1000, null))]).catch(() => null);
-    depth.then((d) => reply(ctx, call, 200, METRICS_CONTENT_TYPE, ctx.metrics.render(d)));
+    depth.then((d) => reply(ctx, call, 200, METRICS_CONTENT_TYPE, ctx.metrics.render(d, service.extractionBacklog())));
   });
 
   app.post(
@@ -219,7 +219,7 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
     jsonRoute(ctx, { params: 0, body: false, query: ['minutes'] }, async ({ tenantId, query }) => {
       const minutes = query['minutes'] ? Number(query['minutes']) : 10;
       if (!Number.isFinite(minutes) || minutes <= 0 || minutes > 24 * 60) throw badRequest('minutes must be a number from 1 to 1440');
-      return ctx.live.extraction(tenantId, minutes * 60_000);
+      return { ...(ctx.live.extraction(tenantId, minutes * 60_000) as object), backlog: service.extractionBacklog(tenantId) };
     }),
   );
 

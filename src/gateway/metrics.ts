@@ -1,3 +1,5 @@
+import type { BacklogView } from '../service/extraction-backlog.ts';
+
 /**
  * Prometheus metrics, hand-rolled (text exposition format 0.0.4): a handful of
  * histograms and counters do not justify a dependency, and `observe` must stay
@@ -88,6 +90,7 @@ function gauge(name: string, help: string, value: number): string {
 
 const CALL_PATH_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 1000];
 const EXTRACTION_MS = [100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 120_000];
+const STAGE_MS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000];
 
 /** Everything the gateway measures; gauges are sampled at scrape time. */
 export class GatewayMetrics {
@@ -95,6 +98,12 @@ export class GatewayMetrics {
   readonly start = new Histogram('memgate_start_duration_seconds', 'Session start: request received to context sent.', CALL_PATH_MS);
   readonly search = new Histogram('memgate_search_duration_seconds', 'Memory search: request received to results sent.', CALL_PATH_MS);
   readonly extraction = new Histogram('memgate_extraction_duration_seconds', 'Extraction runs (from extraction.finished events).', EXTRACTION_MS);
+  /** The three stages of a run (extraction.finished `stageMs`): where a slow lane spends its time. */
+  readonly extractionStages = {
+    read: new Histogram('memgate_extraction_read_duration_seconds', 'Extraction read stage: buffer and hot document read, turns chosen.', STAGE_MS),
+    plan: new Histogram('memgate_extraction_plan_duration_seconds', 'Extraction plan stage: facts extracted, window compressed, next document built (no write).', STAGE_MS),
+    commit: new Histogram('memgate_extraction_commit_duration_seconds', 'Extraction commit stage: ACUs, cold turns, hot document, buffer removal, context cache.', STAGE_MS),
+  };
   readonly errors = new Counter('memgate_errors_total', 'Error replies by code.', 'code');
   readonly events = new Counter('memgate_events_total', 'Live events relayed to subscribers, by type.', 'type');
   readonly eventsDropped = new Counter('memgate_events_dropped_total', 'Live events skipped for subscribers over their send budget (each gap is announced to the subscriber).');
@@ -107,13 +116,16 @@ export class GatewayMetrics {
   /** Connections with a started call. */
   activeCalls = 0;
 
-  /** Render the exposition text; `queueDepth` is sampled by the caller (an async port read). */
-  render(queueDepth: number | null): string {
+  /** Render the exposition text; `queueDepth` and `backlog` are sampled by the caller. */
+  render(queueDepth: number | null, backlog: BacklogView | null = null): string {
     return [
       this.append.render(),
       this.start.render(),
       this.search.render(),
       this.extraction.render(),
+      this.extractionStages.read.render(),
+      this.extractionStages.plan.render(),
+      this.extractionStages.commit.render(),
       this.errors.render(),
       this.events.render(),
       this.eventsDropped.render(),
@@ -124,6 +136,19 @@ export class GatewayMetrics {
       gauge('memgate_ws_connections', 'Open WebSocket connections.', this.connections),
       gauge('memgate_active_calls', 'WebSocket connections with a started call.', this.activeCalls),
       queueDepth === null ? '' : gauge('memgate_extraction_queue_depth', 'Extraction jobs waiting or in flight.', queueDepth),
+      backlog === null ? '' : renderBacklog(backlog),
     ].join('');
   }
+}
+
+/** The extraction backlog gauges: turns this gateway acked that no committed run has read yet. */
+function renderBacklog(b: BacklogView): string {
+  return [
+    gauge('memgate_extraction_backlog_turns', 'Acked turns no committed extraction has read yet.', b.turns),
+    gauge('memgate_extraction_backlog_tokens', 'Tokens of those turns.', b.tokens),
+    gauge('memgate_extraction_backlog_users', 'Users with unextracted turns.', b.users),
+    gauge('memgate_extraction_backlog_users_behind', 'Users with more than one token-threshold window unextracted.', b.usersBehind),
+    gauge('memgate_extraction_backlog_max_windows', "The largest user's unextracted tokens, in token-threshold windows.", b.maxWindows),
+    gauge('memgate_extraction_backlog_oldest_age_seconds', 'Age of the oldest unextracted turn.', b.oldestAgeMs / 1000),
+  ].join('');
 }

@@ -5,13 +5,13 @@ import { stableHash } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ExtractionSchema } from '../core/extraction-schema.ts';
 import type { FactValue, HotDocument, Scope, Turn } from '../core/types.ts';
-import type { MemoryConfig } from '../config/config-schema.ts';
-import type { Ports } from '../ports/index.ts';
+import type { Config, MemoryConfig } from '../config/config-schema.ts';
+import type { ExtractionPorts } from '../ports/index.ts';
 import { applyFacts, type ResolvedFact } from '../memory/supersession.ts';
 import { smartKeep } from '../memory/smart-keep.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
 import { packContext } from '../memory/encoded-context.ts';
-import type { ExtractionReport } from './extraction-report.ts';
+import { skippedReport, type ExtractionReport, type StageTimings } from './extraction-report.ts';
 import { compressWindow } from './compress-stage.ts';
 import { quarantineTurns, splitDefective } from './quarantine.ts';
 import { resolveFacts } from './resolve-facts.ts';
@@ -19,13 +19,31 @@ import { mergeSummaries } from './summaries.ts';
 
 /** What one extraction run needs. */
 export interface ExtractionDeps {
-  ports: Ports;
+  ports: ExtractionPorts;
   memory: MemoryConfig;
   clock: Clock;
   logger: Logger;
   lockTtlMs: number;
+  /** Tokens one run takes at most (memory.tokenThreshold × worker.maxRunWindows); the rest waits for the next run. */
+  maxRunTokens: number;
   /** The agent's schema in force (stored PUT, else file, else default). */
   schemaFor(tenantId: string, agentId: string): Promise<ExtractionSchema>;
+}
+
+/**
+ * The one place extraction dependencies are made from configuration: the gateway's service
+ * (inline and NATS workers, flushes without a thread) and the extraction thread both call it.
+ */
+export function extractionDeps(config: Config, ports: ExtractionPorts, schemaFor: ExtractionDeps['schemaFor'], clock: Clock, logger: Logger): ExtractionDeps {
+  return {
+    ports,
+    memory: config.memory,
+    clock,
+    logger,
+    lockTtlMs: config.worker.lockTtlMs,
+    maxRunTokens: config.memory.tokenThreshold * config.worker.maxRunWindows,
+    schemaFor,
+  };
 }
 
 /** Lock key of a user: one extraction at a time per agent+user. */
@@ -39,18 +57,20 @@ export function emptyHotDocument(scope: Scope, now: number): HotDocument {
 }
 
 /**
- * One extraction job (docs/design.md §3) under the user's lock. Stage 0 splits kept
- * turns from the window; stage 1 reads facts from every buffered turn (kept
- * ones too, so a fact said in the last turns is current at the next call) while
- * stage 3 compresses the window only; stage 2 merges. Writes are ordered so a
- * crash at any point loses nothing and a retry changes nothing: ACUs (idempotent
- * ids) and cold turns (upsert) first, then the hot document by compare-and-set
- * while the lease is still held, then the window leaves the buffer by id, then
- * the context cache is rebuilt.
+ * One extraction job (docs/design.md §3) under the user's lock, in three timed stages.
+ * Read: the buffer and hot document, leftovers of a crashed commit, defective turns set
+ * aside, the run's turns chosen (oldest first, up to `maxRunTokens`; nothing when every
+ * buffered turn was already extracted). Plan: stage 0 splits kept turns from the window;
+ * stage 1 reads facts from every turn of the run (kept ones too, so a fact said in the
+ * last turns is current at the next call) while stage 3 compresses the window only;
+ * stage 2 merges; no write. Commit: writes ordered so a crash at any point loses nothing
+ * and a retry changes nothing: ACUs (idempotent ids) and cold turns (upsert) first, then
+ * the hot document by compare-and-set while the lease is still held, then the window
+ * leaves the buffer by id, then the context cache is rebuilt.
  */
 export async function runExtraction(deps: ExtractionDeps, scope: Scope): Promise<ExtractionReport> {
   const lease = await deps.ports.lock.acquire(lockKeyOf(scope), deps.lockTtlMs);
-  if (!lease) return skipped('locked');
+  if (!lease) return skippedReport('locked');
   // A short lease kept alive while this run is: a worker that dies frees the user within one TTL.
   const heartbeat = setInterval(() => void lease.renew(deps.lockTtlMs).catch(() => undefined), Math.max(250, Math.floor(deps.lockTtlMs / 3)));
   heartbeat.unref();
@@ -63,28 +83,71 @@ export async function runExtraction(deps: ExtractionDeps, scope: Scope): Promise
 }
 
 async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Promise<boolean>): Promise<ExtractionReport> {
+  const started = deps.clock.now();
+  const t0 = performance.now();
+  const read = await readStage(deps, scope, stillHeld, started);
+  const t1 = performance.now();
+  if ('report' in read) return { ...read.report, stageMs: { read: ms(t1 - t0), plan: 0, commit: 0 } };
+  const plan = await planStage(deps, scope, read, started);
+  const t2 = performance.now();
+  return commitStage(deps, scope, read, plan, stillHeld, started, { read: ms(t1 - t0), plan: ms(t2 - t1) });
+}
+
+/** What the read stage chose: the run's turns, or a report of why there is nothing to run. */
+type ReadOutcome = { report: ExtractionReport } | RunInput;
+
+interface RunInput {
+  doc: HotDocument;
+  /** Version of the hot document as read, before any quarantine commit of this run. */
+  baseVersion: number;
+  /** The run's turns, in seq order. */
+  turns: Turn[];
+  defective: number;
+  /** Buffered turns past the cap, left for the next run. */
+  left: number;
+}
+
+async function readStage(deps: ExtractionDeps, scope: Scope, stillHeld: () => Promise<boolean>, now: number): Promise<ReadOutcome> {
   const { ports, memory, clock } = deps;
-  const started = clock.now();
   const [listed, stored] = await Promise.all([ports.buffer.list(scope), ports.documents.getHot(scope)]);
-  let doc = stored ?? emptyHotDocument(scope, started);
+  let doc = stored ?? emptyHotDocument(scope, now);
+  const baseVersion = doc.version;
   const leftover = committedWindowLeftovers(listed, doc.recent);
   // The last committed run died before removing its window: finish that removal, never commit it twice.
   if (leftover.length > 0) await ports.buffer.remove(scope, leftover);
   const gone = new Set(leftover);
   const unread = gone.size > 0 ? listed.filter((t) => !gone.has(t.turnId)) : listed;
   // A stored turn extraction cannot process would fail this user's every run: set it aside, go on with the rest.
-  const { good: turns, defective } = splitDefective(unread);
-  if (defective.length > 0) {
-    doc = await quarantineTurns(deps, scope, doc, defective, stillHeld);
-    if (turns.length === 0) {
+  const { good, defective } = splitDefective(unread);
+  if (defective.length > 0) doc = await quarantineTurns(deps, scope, doc, defective, stillHeld);
+  // Nothing new since the last commit (its kept turns are all that is buffered): re-reading them would only repeat that run.
+  const reason = good.length === 0 ? 'empty' : alreadyExtracted(good, doc.recent) ? 'up-to-date' : null;
+  if (reason !== null) {
+    if (defective.length > 0) {
       await ports.cache.set(scope, packContext(buildSessionContext(doc, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: await ports.buffer.list(scope) })));
-      return { ...skipped('empty'), turnsQuarantined: defective.length, version: doc.version };
     }
+    const readThroughSeq = good.length > 0 ? good[good.length - 1]!.seq : 0;
+    return { report: skippedReport(reason, { turnsQuarantined: defective.length, readThroughSeq, baseVersion, version: doc.version }) };
   }
-  if (turns.length === 0) return skipped('empty');
+  const turns = oldestWithin(good, doc.recent, deps.maxRunTokens);
+  return { doc, baseVersion, turns, defective: defective.length, left: good.length - turns.length };
+}
+
+interface Plan {
+  kept: Turn[];
+  window: Turn[];
+  facts: ResolvedFact[];
+  merged: ReturnType<typeof applyFacts>;
+  compressed: Awaited<ReturnType<typeof compressWindow>>;
+  next: HotDocument;
+}
+
+async function planStage(deps: ExtractionDeps, scope: Scope, input: RunInput, started: number): Promise<Plan> {
+  const { ports, memory, clock } = deps;
+  const { doc, turns } = input;
   const schema = await deps.schemaFor(scope.tenantId, scope.agentId);
   const { kept, window } = smartKeep(turns, { minKeptTurns: memory.minKeptTurns, maxKeptTurns: memory.maxKeptTurns, weights: memory.smartKeep });
-  ports.events.publish({ type: 'extraction.started', ...scopeFields(scope), at: started, data: { turns: turns.length, window: window.length, kept: kept.length } });
+  ports.events.publish({ type: 'extraction.started', ...scopeFields(scope), at: started, data: { turns: turns.length, window: window.length, kept: kept.length, left: input.left } });
 
   const knownProfile: Record<string, FactValue> = Object.fromEntries(Object.entries(doc.profile).map(([k, v]) => [k, v.value]));
   const stage1 = (async (): Promise<ResolvedFact[]> => {
@@ -99,10 +162,6 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
     defaultTtlHours: memory.ephemeralTtlHours,
     idFor: (f) => 'ent_' + stableHash(scope.tenantId, scope.agentId, scope.userId, f.key, JSON.stringify(f.value), f.validFrom),
   });
-
-  if (compressed.acus.length > 0) await ports.acus.upsert(scope, compressed.acus);
-  if (window.length > 0) await ports.cold.archive(scope, window);
-
   const next: HotDocument = {
     scope,
     profile: merged.profile,
@@ -119,10 +178,27 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
     version: doc.version + 1,
     updatedAt: iso(clock.now()),
   };
+  return { kept, window, facts, merged, compressed, next };
+}
+
+async function commitStage(
+  deps: ExtractionDeps,
+  scope: Scope,
+  input: RunInput,
+  plan: Plan,
+  stillHeld: () => Promise<boolean>,
+  started: number,
+  timed: Omit<StageTimings, 'commit'>,
+): Promise<ExtractionReport> {
+  const { ports, memory, clock } = deps;
+  const { kept, window, facts, merged, compressed, next } = plan;
+  const t0 = performance.now();
+  if (compressed.acus.length > 0) await ports.acus.upsert(scope, compressed.acus);
+  if (window.length > 0) await ports.cold.archive(scope, window);
   // Fencing: a worker whose lease expired (or was taken over) must not commit,
   // and the version check refuses a commit based on a stale read either way.
   if (!(await stillHeld())) throw new MemgateError('conflict', 'extraction lease expired before commit');
-  if (!(await ports.documents.commitHot(next, doc.version))) throw new MemgateError('conflict', 'hot document changed during extraction');
+  if (!(await ports.documents.commitHot(next, input.doc.version))) throw new MemgateError('conflict', 'hot document changed during extraction');
 
   if (window.length > 0)
     await ports.buffer.remove(
@@ -142,10 +218,12 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
   if (compressed.acus.length > 0) ports.events.publish({ type: 'acus.indexed', ...scopeFields(scope), at: finished, data: { count: compressed.acus.length, suppressed: compressed.suppressed } });
   const report: ExtractionReport = {
     ran: true,
-    turnsRead: turns.length,
+    turnsRead: input.turns.length,
     turnsKept: kept.length,
     turnsArchived: window.length,
-    turnsQuarantined: defective.length,
+    turnsQuarantined: input.defective,
+    turnsLeft: input.left,
+    readThroughSeq: input.turns[input.turns.length - 1]!.seq,
     factsExtracted: facts.length,
     entitiesInserted: merged.inserted.length,
     entitiesSuperseded: merged.superseded.length,
@@ -153,12 +231,45 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
     profileUpdated: merged.profileUpdated.length,
     acusIndexed: compressed.acus.length,
     acusSuppressed: compressed.suppressed,
+    baseVersion: input.baseVersion,
     version: next.version,
     durationMs: finished - started,
+    stageMs: { ...timed, commit: ms(performance.now() - t0) },
   };
   ports.events.publish({ type: 'extraction.finished', ...scopeFields(scope), at: finished, data: { ...report } });
   deps.logger.info('extraction committed', { ...scopeFields(scope), ...report });
   return report;
+}
+
+/** Every buffered turn is one the last commit kept (same id and seq): that run already read them all. */
+function alreadyExtracted(buffered: readonly Turn[], recent: readonly Turn[]): boolean {
+  if (recent.length === 0) return false;
+  const seqOf = new Map(recent.map((t) => [t.turnId, t.seq]));
+  return buffered.every((t) => seqOf.get(t.turnId) === t.seq);
+}
+
+/**
+ * The oldest turns whose new tokens fit `maxTokens` (at least one new turn): a user far behind is
+ * caught up in bounded runs. Turns the last run kept are re-read for context but not counted:
+ * they are the oldest buffered, so the cap never shrinks to them alone.
+ */
+function oldestWithin(turns: readonly Turn[], recent: readonly Turn[], maxTokens: number): Turn[] {
+  const kept = new Set(recent.map((t) => t.turnId));
+  let tokens = 0;
+  let fresh = 0;
+  let n = 0;
+  for (; n < turns.length; n++) {
+    const t = turns[n]!;
+    if (kept.has(t.turnId)) continue;
+    if (fresh > 0 && tokens + t.tokens > maxTokens) break;
+    tokens += t.tokens;
+    fresh++;
+  }
+  return n === turns.length ? [...turns] : turns.slice(0, n);
+}
+
+function ms(v: number): number {
+  return Math.round(v * 1000) / 1000;
 }
 
 /**
@@ -188,31 +299,11 @@ export async function runExtractionWhenFree(deps: ExtractionDeps, scope: Scope, 
   for (;;) {
     const report = await runExtraction(deps, scope);
     if (report.skipped !== 'locked') return report;
-    if (Date.now() > deadline) throw new MemgateError('unavailable', 'extraction lock is busy; try again');
+    if (Date.now() > deadline) throw new MemgateError('unavailable', `another extraction of this user still held its lock after ${maxWaitMs} ms; try again`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
 
 function scopeFields(scope: Scope): { tenantId: string; agentId: string; userId: string } {
   return { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId };
-}
-
-function skipped(reason: string): ExtractionReport {
-  return {
-    ran: false,
-    skipped: reason,
-    turnsRead: 0,
-    turnsKept: 0,
-    turnsArchived: 0,
-    turnsQuarantined: 0,
-    factsExtracted: 0,
-    entitiesInserted: 0,
-    entitiesSuperseded: 0,
-    entitiesRetracted: 0,
-    profileUpdated: 0,
-    acusIndexed: 0,
-    acusSuppressed: 0,
-    version: 0,
-    durationMs: 0,
-  };
 }

@@ -4,7 +4,7 @@ import { MemgateError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { turnDefect } from '../core/turn-check.ts';
 import type { HotDocument, QuarantinedTurn, Scope, Turn } from '../core/types.ts';
-import type { Ports } from '../ports/index.ts';
+import type { ExtractionPorts } from '../ports/index.ts';
 
 /** Quarantine records a hot document keeps (oldest dropped first): the list must not grow a user's document without bound. */
 export const MAX_QUARANTINED = 100;
@@ -51,7 +51,7 @@ function toWellFormed(s: string): string {
 
 /** What quarantining needs from the extraction run. */
 export interface QuarantineDeps {
-  ports: Ports;
+  ports: ExtractionPorts;
   clock: Clock;
   logger: Logger;
 }

@@ -34,3 +34,6 @@ export interface Ports {
   extractor: Extractor;
   embedder: Embedder;
 }
+
+/** What one extraction run touches: every port but the job bus (jobs are the workers' business, not the run's). */
+export type ExtractionPorts = Omit<Ports, 'bus'>;

@@ -1,9 +1,10 @@
 import type { Scope } from '../core/types.ts';
 
-/** One extraction job = one user's compression window. */
+/** One extraction job = one user's compression window (or, when the user is behind, everything buffered up to the run cap). */
 export interface ExtractionJob {
   scope: Scope;
-  reason: 'threshold' | 'end' | 'flush';
+  /** `backlog`: a run left turns past its cap; this job takes the next of them. */
+  reason: 'threshold' | 'end' | 'flush' | 'backlog';
   requestedAt: number;
 }
 

@@ -2,6 +2,7 @@ import type { ExtractionSchema } from '../core/extraction-schema.ts';
 import type { EncodedContext, QuarantinedTurn, Scope, TemporalEntity, Turn, TurnInput } from '../core/types.ts';
 import type { MaybePromise, SessionRecord } from '../ports/turn-buffer.ts';
 import type { ExtractionReport } from '../pipeline/extraction-report.ts';
+import type { BacklogView } from './extraction-backlog.ts';
 import type { ContextFields } from '../memory/encoded-context.ts';
 import type { AckReply, ContextReply, SearchReply } from '../core/wire.ts';
 
@@ -57,4 +58,6 @@ export interface MemoryApi {
   bufferedTurns(scope: Scope): Promise<Turn[]>;
   /** Stored turns extraction set aside, with why (oldest first). */
   quarantined(scope: Scope): Promise<QuarantinedTurn[]>;
+  /** Turns acked here that no committed extraction has read yet: of a tenant, or of every tenant. */
+  extractionBacklog(tenantId?: string): BacklogView;
 }

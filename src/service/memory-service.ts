@@ -16,9 +16,11 @@ import { activeEntities, isExpired } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
 import { contextFields, encodeContext, packEncoded, unpackContext, type ContextFields } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
-import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
+import { extractionDeps, runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, TimelineEntity } from './api.ts';
 import { SchemaRegistry } from './schema-registry.ts';
+import { ExtractionBacklog, type BacklogCrossing, type BacklogView } from './extraction-backlog.ts';
+import { FlushFlights } from './flush-flights.ts';
 
 /** The memory engine behind the gateway: call-path operations stay thin; intelligence runs in the pipeline. */
 export class MemoryService implements MemoryApi {
@@ -28,6 +30,10 @@ export class MemoryService implements MemoryApi {
   /** Per user: the timer of a scheduled publish retry. */
   private readonly publishRetries = new Map<string, NodeJS.Timeout>();
   private readonly maxTurnBytes: number;
+  /** Turns acked here that no committed run has read yet (/metrics, /v1/extraction, `extraction.backlog`). */
+  private readonly backlog: ExtractionBacklog;
+  private readonly flushes: FlushFlights;
+  private readonly unsubscribe: () => void;
 
   /**
    * `flushLane`: where `flush` runs instead of here, or null to run it here. The wiring
@@ -39,19 +45,51 @@ export class MemoryService implements MemoryApi {
     private readonly config: Config,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly flushLane: (scope: Scope) => Promise<ExtractionReport> | null = () => null,
+    private readonly flushLane: (scope: Scope, maxWaitMs: number) => Promise<ExtractionReport> | null = () => null,
   ) {
     this.schemas = new SchemaRegistry(ports.documents, config.schemasDir, logger);
     this.threshold = config.memory.tokenThreshold;
     this.maxTurnBytes = config.server.maxTurnBytes;
-    this.extraction = {
-      ports,
-      memory: config.memory,
-      clock,
-      logger: logger.child({ component: 'pipeline' }),
-      lockTtlMs: config.worker.lockTtlMs,
-      schemaFor: (t, a) => this.schemas.get(t, a),
-    };
+    this.extraction = extractionDeps(config, ports, (t, a) => this.schemas.get(t, a), clock, logger.child({ component: 'pipeline' }));
+    this.backlog = new ExtractionBacklog(this.threshold, config.worker.backlogAlertWindows, (c) => this.announce(c));
+    // Whichever process committed the run (the extraction thread, a worker of the cluster), its event says what it read.
+    this.unsubscribe = ports.events.subscribe((e) => {
+      if (e.type !== 'extraction.finished' || typeof e.data['readThroughSeq'] !== 'number') return;
+      this.backlog.readThrough({ tenantId: e.tenantId, agentId: e.agentId, userId: e.userId }, e.data['readThroughSeq'], this.clock.now());
+    });
+    this.flushes = new FlushFlights({
+      buffer: ports.buffer,
+      documents: ports.documents,
+      events: ports.events,
+      deadlineMs: config.worker.flushDeadlineMs,
+      run: async (scope, maxWaitMs) => {
+        const report = await (this.flushLane(scope, maxWaitMs) ?? runExtractionWhenFree(this.extraction, scope, maxWaitMs));
+        // A skipped run publishes nothing; what it found already read still leaves the backlog.
+        if (!report.ran && report.readThroughSeq > 0) this.backlog.readThrough(scope, report.readThroughSeq, this.clock.now());
+        return report;
+      },
+    });
+  }
+
+  /** The extraction backlog of a tenant (or of every tenant): what the lane has not read yet. */
+  extractionBacklog(tenantId?: string): BacklogView {
+    return this.backlog.snapshot(this.clock.now(), tenantId);
+  }
+
+  /** A user's backlog crossed a level: published off the ack path. */
+  private announce(c: BacklogCrossing): void {
+    const { scope, state, view } = c;
+    setImmediate(() => {
+      this.ports.events.publish({
+        type: 'extraction.backlog',
+        tenantId: scope.tenantId,
+        agentId: scope.agentId,
+        userId: scope.userId,
+        at: this.clock.now(),
+        data: { state, turns: view.turns, tokens: view.tokens, windows: view.windows, oldestAgeMs: view.oldestAgeMs },
+      });
+      if (state === 'behind') this.logger.warn('extraction backlog: user behind', { ...view, tenantId: scope.tenantId });
+    });
   }
 
   async startSession(scope: Scope, sessionId?: string): Promise<ContextReply> {
@@ -111,6 +149,7 @@ export class MemoryService implements MemoryApi {
   /** Ack, and publish an extraction job each time pending tokens cross a multiple of the threshold. */
   private acked(scope: Scope, o: AppendOutcome): AckReply {
     if (!o.duplicate) {
+      this.backlog.add(scope, o.turn.seq, o.turn.tokens, o.turn.receivedAt);
       const before = o.pendingTokens - o.turn.tokens;
       if (Math.floor(o.pendingTokens / this.threshold) > Math.floor(before / this.threshold)) this.publishJob(scope, 'threshold');
     }
@@ -145,8 +184,9 @@ export class MemoryService implements MemoryApi {
     );
   }
 
-  /** Stop pending publish retries (the runtime is closing). */
+  /** Stop pending publish retries and event listening (the runtime is closing). */
   stopRetries(): void {
+    this.unsubscribe();
     for (const t of this.publishRetries.values()) clearTimeout(t);
     this.publishRetries.clear();
   }
@@ -182,8 +222,9 @@ export class MemoryService implements MemoryApi {
     if ((await this.ports.buffer.pendingTokens(scope)) > 0) this.publishJob(scope, 'end');
   }
 
+  /** Extract the user now and wait for the commit: see FlushFlights (waits for a run in progress, shares concurrent flushes). */
   flush(scope: Scope): Promise<ExtractionReport> {
-    return this.flushLane(scope) ?? runExtractionWhenFree(this.extraction, scope, this.config.worker.lockTtlMs);
+    return this.flushes.flush(scope);
   }
 
   async timeline(scope: Scope, history: boolean): Promise<TimelineEntity[]> {
@@ -201,6 +242,7 @@ export class MemoryService implements MemoryApi {
   async forget(scope: Scope): Promise<void> {
     const p = this.ports;
     await Promise.all([p.buffer.forget(scope), p.documents.forget(scope), p.cold.forget(scope), p.acus.forget(scope), p.cache.delete(scope)]);
+    this.backlog.drop(scope);
   }
 
   bufferedTurns(scope: Scope): Promise<Turn[]> {

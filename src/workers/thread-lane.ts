@@ -27,12 +27,19 @@ export interface ThreadLaneStats {
   runsDone: number;
   runsFailed: number;
   restarts: number;
+  /** Kernel thread id of the running extraction thread (Linux), null before it is up or where unknown. */
+  tid: number | null;
+  /** That thread's nice value as read back from the kernel, null where unknown. */
+  niceness: number | null;
 }
 
 /** The embedded extraction lane on a worker thread: runs one user's extraction there and answers with its report. */
 export interface ThreadLane {
-  /** Extract the user's buffered turns in the thread; its failure comes back as a MemgateError with the thread's code. */
-  run(scope: Scope): Promise<ExtractionReport>;
+  /**
+   * Extract the user's buffered turns in the thread, waiting up to `maxWaitMs` for a run of the
+   * same user in progress; its failure comes back as a MemgateError with the thread's code.
+   */
+  run(scope: Scope, maxWaitMs: number): Promise<ExtractionReport>;
   /**
    * Resolves once a thread is up (or the lane closed). Loading the runtime into a
    * fresh isolate takes ~1 s (2-3 s on a loaded machine); runs sent earlier wait for it.
@@ -101,7 +108,7 @@ class ExtractionThread implements ThreadLane {
   private readonly calls = new Map<number, Call>();
   /** Runs posted while no thread is up (between a crash and its restart). */
   private readonly backlog: ToThread[] = [];
-  private readonly counters: ThreadLaneStats = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0 };
+  private readonly counters: ThreadLaneStats = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0, tid: null, niceness: null };
   private worker: Worker | null = null;
   private nextId = 1;
   /** Crashes since the last thread that came up: a thread that cannot even start is retried with backoff. */
@@ -123,13 +130,13 @@ class ExtractionThread implements ThreadLane {
     this.spawn();
   }
 
-  run(scope: Scope): Promise<ExtractionReport> {
+  run(scope: Scope, maxWaitMs: number): Promise<ExtractionReport> {
     if (this.closing) return Promise.reject(new MemgateError('unavailable', 'extraction thread is stopping'));
     const id = this.nextId++;
     return new Promise<ExtractionReport>((resolve, reject) => {
       this.calls.set(id, { resolve, reject });
       // A copy: the caller's scope may carry more than the three ids (and must stay cloneable).
-      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId } };
+      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs };
       if (this.worker) this.worker.postMessage(message);
       else this.backlog.push(message);
     });
@@ -163,6 +170,8 @@ class ExtractionThread implements ThreadLane {
     switch (message.kind) {
       case 'ready':
         this.crashes = 0;
+        this.counters.tid = message.tid;
+        this.counters.niceness = message.niceness;
         this.markUp();
         this.log.debug('extraction thread ready', { threadId: message.threadId });
         return;

@@ -21,8 +21,8 @@ export interface ThreadLaneData {
 
 /** Gateway → thread. */
 export type ToThread =
-  /** Extract the user's buffered turns (a bus job or an explicit flush: the same run). */
-  | { kind: 'run'; id: number; scope: Scope }
+  /** Extract the user's buffered turns (a bus job or an explicit flush: the same run), waiting up to `maxWaitMs` for the user's lock. */
+  | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number }
   /** Take no more runs, let the in-flight ones commit, close the runtime, exit. */
   | { kind: 'stop' };
 
@@ -35,8 +35,8 @@ export interface WireError {
 
 /** Thread → gateway. */
 export type FromThread =
-  /** The runtime is open: runs can be served. */
-  | { kind: 'ready'; threadId: number }
+  /** The runtime is open: runs can be served. `tid`/`niceness`: the kernel thread and its nice value (null where unknown). */
+  | { kind: 'ready'; threadId: number; tid: number | null; niceness: number | null }
   /** An event the thread's pipeline raised, to publish on the gateway's event bus. */
   | { kind: 'event'; event: MemgateEvent }
   | { kind: 'done'; id: number; report: ExtractionReport; threadId: number }

@@ -1,4 +1,4 @@
-import type { Ports } from '../ports/index.ts';
+import type { ExtractionPorts } from '../ports/index.ts';
 
 /** How the extraction thread cuts its bulk writes. */
 export interface YieldingWritesOptions {
@@ -25,7 +25,7 @@ export const DEFAULT_YIELDING_WRITES: Readonly<YieldingWritesOptions> = { rows: 
  * by turnId, and a removal cut short is finished by the next run (see
  * `committedWindowLeftovers`). Everything else passes through unchanged.
  */
-export function yieldingWrites(ports: Ports, options: YieldingWritesOptions = DEFAULT_YIELDING_WRITES): Ports {
+export function yieldingWrites<P extends ExtractionPorts>(ports: P, options: YieldingWritesOptions = DEFAULT_YIELDING_WRITES): P {
   const { acus, cold, buffer } = ports;
   return {
     ...ports,

@@ -23,6 +23,9 @@ describe('live events under backpressure', () => {
     const socket = (slow.ws as unknown as { _socket: Socket })._socket;
     socket.pause();
 
+    // With no worker running, this caller's backlog grows past the alert level: its extraction.backlog event is on the topics too.
+    let backlogEvents = 0;
+    srv.runtime.ports.events.subscribe((e) => void (e.type === 'extraction.backlog' && e.userId === 'u' && backlogEvents++));
     const caller = await WsTester.open(srv.wsUrl);
     await caller.request({ op: 'start', agentId: 'bp', userId: 'u' });
     // Enough events to fill the kernel's socket buffers and then the event budget.
@@ -74,9 +77,10 @@ describe('live events under backpressure', () => {
     // Every skip before the resume was announced (later probes may still have theirs pending).
     expect(skipped).toBeGreaterThanOrEqual(dropped);
     expect(skipped).toBeLessThanOrEqual(srv.gateway.metrics.eventsDropped.get());
-    // session.started + N appends + the probes, on the topic that delivered the last probe.
-    expect(expected.get('events')! - 1).toBe(N + 1 + probes);
-    expect(final['seq']).toBe(N + 1 + probes);
+    // session.started + N appends + the backlog alert + the probes, on the topic that delivered the last probe.
+    expect(backlogEvents).toBe(1);
+    expect(expected.get('events')! - 1).toBe(N + 1 + backlogEvents + probes);
+    expect(final['seq']).toBe(N + 1 + backlogEvents + probes);
     const metrics = await http(srv.base, 'GET', '/metrics');
     expect(metrics.body).toMatch(/memgate_events_dropped_total [1-9]/);
     await slow.close();

@@ -14,7 +14,7 @@ import { MemgateError } from '../../src/core/errors.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { ExtractionDeps } from '../../src/pipeline/extraction-job.ts';
 import type { MemgateEvent } from '../../src/ports/event-bus.ts';
-import type { Ports } from '../../src/ports/index.ts';
+import type { ExtractionPorts } from '../../src/ports/index.ts';
 import { startExtractionWorker } from '../../src/workers/extraction-worker.ts';
 import { startThreadLane, type ThreadLane } from '../../src/workers/thread-lane.ts';
 import { randomScope } from '../support/fixtures.ts';
@@ -44,7 +44,7 @@ describe('thread lane protocol', () => {
   it('answers a run with the report from another thread and re-publishes its events here', async () => {
     const { lane, events } = fakeLane();
     const scope = randomScope();
-    const report = await lane.run(scope);
+    const report = await lane.run(scope, 1_000);
     expect(report).toMatchObject({ ran: true, turnsRead: 3 });
     expect(events).toEqual([expect.objectContaining({ type: 'extraction.started', userId: scope.userId })]);
     const stats = lane.stats();
@@ -55,7 +55,7 @@ describe('thread lane protocol', () => {
 
   it("rethrows the thread's failure as a MemgateError with its code and retryability", async () => {
     const { lane } = fakeLane();
-    const err = await lane.run(randomScope({ userId: 'fail-1' })).catch((e: unknown) => e);
+    const err = await lane.run(randomScope({ userId: 'fail-1' }), 1_000).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MemgateError);
     expect(err).toMatchObject({ code: 'conflict', message: 'scripted conflict', retryable: true });
     expect(lane.stats().runsFailed).toBe(1);
@@ -63,10 +63,10 @@ describe('thread lane protocol', () => {
 
   it('replaces a crashed thread; the in-flight run fails retryably and later runs succeed', async () => {
     const { lane } = fakeLane();
-    const err = await lane.run(randomScope({ userId: `crash-once-${Date.now()}` })).catch((e: unknown) => e);
+    const err = await lane.run(randomScope({ userId: `crash-once-${Date.now()}` }), 1_000).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'unavailable', retryable: true });
     expect(lane.stats().restarts).toBe(1);
-    await expect(lane.run(randomScope())).resolves.toMatchObject({ ran: true });
+    await expect(lane.run(randomScope(), 1_000)).resolves.toMatchObject({ ran: true });
   });
 
   it('a job in flight when the thread crashed is redelivered by the bus and completes on the new thread', async () => {
@@ -76,8 +76,8 @@ describe('thread lane protocol', () => {
     const failures: MemgateEvent[] = [];
     events.subscribe((e) => e.type === 'extraction.failed' && failures.push(e));
     // Only what the consumer itself touches: the bus, the events and the logger (the runs go to the lane).
-    const deps = { ports: { bus, events } as unknown as Ports, logger: silentLogger, lockTtlMs: 1_000 } as ExtractionDeps;
-    const consumer = startExtractionWorker(deps, { concurrency: 1, maxDeliver: 3, retryDelayMs: 10 }, (scope) => lane.run(scope));
+    const deps = { ports: { events } as unknown as ExtractionPorts, logger: silentLogger, lockTtlMs: 1_000 } as ExtractionDeps;
+    const consumer = startExtractionWorker(bus, deps, { concurrency: 1, maxDeliver: 3, retryDelayMs: 10, flushDeadlineMs: 1_000 }, (scope, maxWaitMs) => lane.run(scope, maxWaitMs));
     try {
       await bus.publish({ scope: randomScope({ userId: `crash-once-job-${Date.now()}` }), reason: 'threshold', requestedAt: Date.now() });
       await waitFor(() => lane.stats().runsDone === 1, 10_000, 'the redelivered job to complete');
@@ -92,9 +92,9 @@ describe('thread lane protocol', () => {
 
   it('close() lets nothing new in, and terminates a thread whose run does not finish in time', async () => {
     const { lane } = fakeLane(200);
-    const stuck = lane.run(randomScope({ userId: 'slow-1' })).catch((e: unknown) => e);
+    const stuck = lane.run(randomScope({ userId: 'slow-1' }), 1_000).catch((e: unknown) => e);
     await lane.close();
     expect(await stuck).toMatchObject({ code: 'unavailable' });
-    await expect(lane.run(randomScope())).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(lane.run(randomScope(), 1_000)).rejects.toMatchObject({ code: 'unavailable' });
   });
 });

@@ -5,10 +5,11 @@
  * lane loads the way `npm start` and the tests start memgate, and lets them exit.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { getPriority } from 'node:os';
 import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { testConfig } from '../support/config.ts';
@@ -36,8 +37,8 @@ afterEach(async () => {
   await Promise.all(runtimes.splice(0).map((r) => r.close()));
 });
 
-async function embedded(tokenThreshold: number, path = join(dir, `${rid('db-')}.db`)): Promise<Runtime> {
-  const config = testConfig({ sqlite: { path }, log: { level: 'silent' }, memory: { tokenThreshold }, worker: { retryDelayMs: 50 } });
+async function embedded(tokenThreshold: number, path = join(dir, `${rid('db-')}.db`), niceness?: number): Promise<Runtime> {
+  const config = testConfig({ sqlite: { path }, log: { level: 'silent' }, memory: { tokenThreshold }, worker: { retryDelayMs: 50, ...(niceness === undefined ? {} : { niceness }) } });
   const runtime = await createRuntime(config, { logger: silentLogger });
   runtimes.push(runtime);
   runtime.startWorkers();
@@ -82,9 +83,10 @@ describe('embedded extraction on a worker thread', () => {
     expect(stats.threadId).not.toBe(mainThreadId);
 
     // A flush is a run on the thread too: the gateway thread never takes the user's lock itself.
+    // The jobs read every turn already, so it finds nothing new and re-extracts nothing.
     const localLock = vi.spyOn(runtime.ports.lock, 'acquire');
     const flushed = await runtime.service.flush(scope);
-    expect(flushed.ran).toBe(true);
+    expect(flushed).toMatchObject({ ran: false, skipped: 'up-to-date', factsExtracted: 0 });
     expect(localLock).not.toHaveBeenCalled();
     expect(runtime.extractionThread()!.runsDone).toBe(stats.runsDone + 1);
     expect((await runtime.service.bufferedTurns(scope)).length).toBeLessThanOrEqual(runtime.config.memory.maxKeptTurns);
@@ -120,6 +122,20 @@ describe('embedded extraction on a worker thread', () => {
     expect(after.length).toBe(before.length + second.acusIndexed);
     const seen = new Set(before.map((h) => h.acu.id));
     expect(after.filter((h) => !seen.has(h.acu.id)).length).toBe(second.acusIndexed);
+  });
+
+  it.runIf(existsSync('/proc/thread-self'))('runs the extraction thread at the configured nice value, the gateway thread at its own', async () => {
+    const base = getPriority();
+    const runtime = await embedded(1_000_000_000, join(dir, `${rid('db-')}.db`), 7);
+    await runtime.workersReady();
+    const { tid, niceness } = runtime.extractionThread()!;
+    expect(tid).not.toBe(process.pid);
+    // Read straight from the kernel, not from what the thread said it did.
+    const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+    const kernelNice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    expect(kernelNice).toBe(Math.min(19, base + 7));
+    expect(niceness).toBe(kernelNice);
+    expect(getPriority()).toBe(base);
   });
 
   it('keeps the gateway event loop turning while the thread extracts a big window', async () => {

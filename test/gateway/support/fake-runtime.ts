@@ -7,6 +7,7 @@ import { testConfig } from '../../support/config.ts';
 import { InProcessEventBus } from '../../../src/adapters/inprocess/event-bus.ts';
 import type { GatewayRuntime } from '../../../src/gateway/context.ts';
 import type { ContextFields } from '../../../src/memory/encoded-context.ts';
+import type { BacklogView } from '../../../src/service/extraction-backlog.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchReply } from '../../../src/service/api.ts';
 
 /**
@@ -112,6 +113,10 @@ export class FakeMemoryApi implements MemoryApi {
 
   async quarantined(_scope: Scope): Promise<QuarantinedTurn[]> {
     return [];
+  }
+
+  extractionBacklog(): BacklogView {
+    return { users: 0, usersBehind: 0, turns: 0, tokens: 0, oldestAgeMs: 0, maxWindows: 0, byUser: [] };
   }
 }
 

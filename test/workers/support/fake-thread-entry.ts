@@ -8,6 +8,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import type { ExtractionReport } from '../../../src/service/api.ts';
+import { skippedReport } from '../../../src/pipeline/extraction-report.ts';
 import type { FromThread, ThreadLaneData, ToThread } from '../../../src/workers/thread-protocol.ts';
 
 if (!parentPort) throw new Error('fake-thread-entry runs only as a worker thread');
@@ -15,22 +16,10 @@ const port = parentPort;
 const { config } = workerData as ThreadLaneData;
 const post = (m: FromThread) => port.postMessage(m);
 
-const report = (turnsRead: number): ExtractionReport => ({
-  ran: true,
-  turnsRead,
-  turnsKept: 0,
-  turnsArchived: turnsRead,
-  turnsQuarantined: 0,
-  factsExtracted: 0,
-  entitiesInserted: 0,
-  entitiesSuperseded: 0,
-  entitiesRetracted: 0,
-  profileUpdated: 0,
-  acusIndexed: 0,
-  acusSuppressed: 0,
-  version: 1,
-  durationMs: 1,
-});
+const report = (turnsRead: number): ExtractionReport => {
+  const { skipped: _none, ...nothing } = skippedReport('');
+  return { ...nothing, ran: true, turnsRead, turnsArchived: turnsRead, readThroughSeq: turnsRead, version: 1, durationMs: 1 };
+};
 
 port.on('message', (m: ToThread) => {
   if (m.kind === 'stop') {
@@ -56,4 +45,4 @@ port.on('message', (m: ToThread) => {
   post({ kind: 'event', event: { type: 'extraction.started', ...scope, at: Date.now(), data: { turns: 3 } } });
   post({ kind: 'done', id, report: report(3), threadId });
 });
-post({ kind: 'ready', threadId });
+post({ kind: 'ready', threadId, tid: null, niceness: null });
