@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { backfillVectorTables, loadVectorExtension } from './vector-tables.ts';
 
 // The connection type straight from the driver: database.ts runs migrate(), so importing its alias would be a cycle.
 type Database = BetterSqlite3.Database;
@@ -95,13 +96,14 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
 };
 
 /** Bumped when a migration needs more than CREATE IF NOT EXISTS. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const migrated = new WeakSet<Database>();
 
 /** Create every adapter's tables on `db` (once per connection; later calls are free). */
 export function migrate(db: Database): void {
   if (migrated.has(db)) return;
+  loadVectorExtension(db);
   // IMMEDIATE: take the write lock up front, waiting out busy_timeout. A deferred transaction that
   // reads the schema and then writes fails at once ("database is locked") when another process
   // (gateway, worker) committed in between, so opening a shared file while it is written would fail.
@@ -111,6 +113,8 @@ export function migrate(db: Database): void {
     addColumnIfMissing(db, 'acu_scopes', 'since', 'INTEGER NOT NULL DEFAULT 0');
     // Lets a vector cache fetch only the rows written since the generation it holds.
     db.exec('CREATE INDEX IF NOT EXISTS acu_items_gen ON acu_items (tenant_id, agent_id, user_id, gen)');
+    // Version 3: the vector engine's per-dimension vec0 tables, filled from the stored vectors.
+    backfillVectorTables(db);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
   migrated.add(db);
