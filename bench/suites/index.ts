@@ -10,6 +10,20 @@ import { scenariosSuite } from './scenarios.ts';
 import { integrationsSuite } from './integrations.ts';
 import { productionSuite } from './production.ts';
 import { startSuite } from './start.ts';
+import { vectorEngineSuite } from './vector-engine.ts';
 
 /** Every suite, in the order a run executes them. */
-export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, scenariosSuite, integrationsSuite, dashboardSuite, locomoSuite, embedderStallSuite, productionSuite, peerSuite];
+export const SUITES: Suite[] = [
+  appendSuite,
+  startSuite,
+  searchSuite,
+  extractionSuite,
+  scenariosSuite,
+  integrationsSuite,
+  dashboardSuite,
+  locomoSuite,
+  embedderStallSuite,
+  productionSuite,
+  peerSuite,
+  vectorEngineSuite,
+];

@@ -19,9 +19,11 @@ export interface SqliteAcuIndexOptions {
    */
   dimensions?: number;
   /**
-   * Candidates the binary KNN hands to the exact rescore, per hit asked for (default 16), and
-   * never fewer than `minCandidates` (default 128). On fused 896-d embeddings of 10k facts,
-   * 8 per hit kept 0.99 of the exact top-10 and 16 kept 0.998 (BENCHMARKS.md, vector engine).
+   * Candidates the binary KNN hands to the exact rescore, per hit asked for (default 8), and
+   * never fewer than `minCandidates` (default 128). sqlite-vec's KNN costs grow with the
+   * candidates asked for (10k codes: ~3 ms for 96, ~8 ms for 240 on a loaded 2-core machine);
+   * on fused 896-d embeddings of 10k facts, 8 per hit kept 0.99 of the exact top-10 and 16 kept
+   * 0.998 (BENCHMARKS.md, vector engine).
    */
   oversample?: number;
   minCandidates?: number;
@@ -59,7 +61,7 @@ export class SqliteAcuIndex implements AcuIndex {
   ) {
     migrate(db);
     this.dimensions = options.dimensions;
-    this.oversample = options.oversample ?? 16;
+    this.oversample = options.oversample ?? 8;
     this.minCandidates = options.minCandidates ?? 128;
     const q = (this.q = prepareAcuStatements(db));
     this.upsertTx = db.transaction((scope: Scope, acus: readonly Acu[]) => this.upsertIn(scope, acus)).immediate;
@@ -124,13 +126,17 @@ export class SqliteAcuIndex implements AcuIndex {
     const query = l2Normalize(vector);
     const candidates = vec.knn.all(binaryCode(query), Math.max(k * this.oversample, this.minCandidates), ftsScopeToken(scope));
     if (candidates.length === 0) return [];
-    const scored = this.q.byRids.all(JSON.stringify(candidates.map((c) => Number(c.rowid)))).map((row) => {
-      const acu = rowToAcu(row);
-      return { rid: row.rid, hit: { acu, score: dot(acu.embedding, query) } };
-    });
+    // Rescore from the vectors alone, then read whole rows for the k kept: a row's text and refs
+    // cost as much to read and decode as its vector, and most candidates are dropped.
+    const scored = this.q.vectorsOf.all(JSON.stringify(candidates.map((c) => c.rowid))).map((row) => ({ rid: row.rid, score: dotBytes(row.embedding, query) }));
     // Ties: the older row first, as the exact scan this replaced answered.
-    scored.sort((a, b) => b.hit.score - a.hit.score || a.rid - b.rid);
-    return scored.slice(0, k).map((s) => s.hit);
+    scored.sort((a, b) => b.score - a.score || a.rid - b.rid);
+    const top = scored.slice(0, k);
+    const rows = new Map(this.q.byRids.all(JSON.stringify(top.map((t) => t.rid))).map((row) => [row.rid, row]));
+    return top.flatMap((t) => {
+      const row = rows.get(t.rid);
+      return row ? [{ acu: rowToAcu(row), score: t.score }] : [];
+    });
   }
 
   private firstDimension(scope: Scope): number | undefined {
@@ -171,9 +177,11 @@ export class SqliteAcuIndex implements AcuIndex {
   }
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
+/** Dot product of stored Float32 bytes with `query` (copied first: a Buffer from SQLite need not be 4-byte aligned). */
+function dotBytes(bytes: Buffer, query: Float32Array): number {
+  const v = new Float32Array(new Uint8Array(bytes).buffer, 0, Math.min(query.length, bytes.byteLength >> 2));
   let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  for (let i = 0; i < v.length; i++) s += v[i]! * query[i]!;
   return s;
 }
 

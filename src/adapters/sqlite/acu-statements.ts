@@ -13,6 +13,7 @@ export interface AcuStatements {
   ftsInsert: Stmt<[number, string, string]>;
   firstBytes: Stmt<ScopeParams, { bytes: number }>;
   byRids: Stmt<[string], AcuRow>;
+  vectorsOf: Stmt<[string], { rid: number; embedding: Buffer }>;
   keyword: Stmt<[string, number], AcuRow & { score: number }>;
   count: Stmt<ScopeParams, { n: number }>;
   coded: Stmt<ScopeParams, { rid: number; bytes: number }>;
@@ -40,6 +41,7 @@ export function prepareAcuStatements(db: Database): AcuStatements {
     // The user's first row sets the vector size when the embedder's is not configured.
     firstBytes: db.prepare<ScopeParams, { bytes: number }>('SELECT length(embedding) AS bytes FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? ORDER BY rid LIMIT 1'),
     byRids: db.prepare<[string], AcuRow>('SELECT * FROM acu_items WHERE rid IN (SELECT value FROM json_each(?))'),
+    vectorsOf: db.prepare<[string], { rid: number; embedding: Buffer }>('SELECT rid, embedding FROM acu_items WHERE rid IN (SELECT value FROM json_each(?))'),
     // Column weights: the scope token scores nothing, only the text ranks.
     keyword: db.prepare<[string, number], AcuRow & { score: number }>(
       `SELECT a.*, bm25(acu_fts, 0.0, 1.0) AS score
