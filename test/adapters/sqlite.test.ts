@@ -400,6 +400,30 @@ describe('vector engine (sqlite-vec)', () => {
     }
   });
 
+  it('answers a k past sqlite-vec’s KNN limit (4096 candidates) with every row of the user, exactly ranked', async () => {
+    const db = openSqlite(':memory:');
+    try {
+      const index = new SqliteAcuIndex(db);
+      const scope = randomScope();
+      const random = prng(3);
+      const acus = Array.from({ length: 700 }, (_, i) =>
+        makeAcu(
+          scope,
+          `fact ${i}`,
+          Float32Array.from({ length: 32 }, () => random() * 2 - 1),
+        ),
+      );
+      await index.upsert(scope, acus);
+      await index.upsert(sibling(scope), [makeAcu(sibling(scope), 'noise', unitVector({ 0: 1 }, 32))]);
+      const hits = await index.search(scope, acus[9]!.embedding, 1_000);
+      expect(hits).toHaveLength(700);
+      expect(hits[0]!.acu.text).toBe('fact 9');
+      for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
+    } finally {
+      db.close();
+    }
+  });
+
   it('forget removes the user’s codes from the vector table and keeps the others’', async () => {
     const db = openSqlite(':memory:');
     try {

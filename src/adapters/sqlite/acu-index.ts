@@ -29,6 +29,9 @@ export interface SqliteAcuIndexOptions {
   minCandidates?: number;
 }
 
+/** The largest k sqlite-vec 0.1.9 accepts in a KNN query. */
+const KNN_LIMIT = 4096;
+
 interface VectorStatements {
   knn: BetterSqlite3.Statement<[Buffer, number, string], { rowid: number }>;
   insert: BetterSqlite3.Statement<[bigint, string, Buffer]>;
@@ -124,11 +127,16 @@ export class SqliteAcuIndex implements AcuIndex {
     const vec = this.statements(dim);
     if (!vec) return [];
     const query = l2Normalize(vector);
-    const candidates = vec.knn.all(binaryCode(query), Math.max(k * this.oversample, this.minCandidates), ftsScopeToken(scope));
-    if (candidates.length === 0) return [];
+    const wanted = Math.max(k * this.oversample, this.minCandidates);
+    // Past sqlite-vec's KNN limit (a k in the hundreds) every row of the user is a candidate: the exact scan.
+    const vectors =
+      wanted > KNN_LIMIT
+        ? this.q.vectorsOfUser.all(...scopeParams(scope), dim * 4)
+        : this.q.vectorsOf.all(JSON.stringify(vec.knn.all(binaryCode(query), wanted, ftsScopeToken(scope)).map((c) => c.rowid)));
+    if (vectors.length === 0) return [];
     // Rescore from the vectors alone, then read whole rows for the k kept: a row's text and refs
     // cost as much to read and decode as its vector, and most candidates are dropped.
-    const scored = this.q.vectorsOf.all(JSON.stringify(candidates.map((c) => c.rowid))).map((row) => ({ rid: row.rid, score: dotBytes(row.embedding, query) }));
+    const scored = vectors.map((row) => ({ rid: row.rid, score: dotBytes(row.embedding, query) }));
     // Ties: the older row first, as the exact scan this replaced answered.
     scored.sort((a, b) => b.score - a.score || a.rid - b.rid);
     const top = scored.slice(0, k);

@@ -14,6 +14,7 @@ export interface AcuStatements {
   firstBytes: Stmt<ScopeParams, { bytes: number }>;
   byRids: Stmt<[string], AcuRow>;
   vectorsOf: Stmt<[string], { rid: number; embedding: Buffer }>;
+  vectorsOfUser: Stmt<[...ScopeParams, number], { rid: number; embedding: Buffer }>;
   keyword: Stmt<[string, number], AcuRow & { score: number }>;
   count: Stmt<ScopeParams, { n: number }>;
   coded: Stmt<ScopeParams, { rid: number; bytes: number }>;
@@ -42,6 +43,9 @@ export function prepareAcuStatements(db: Database): AcuStatements {
     firstBytes: db.prepare<ScopeParams, { bytes: number }>('SELECT length(embedding) AS bytes FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? ORDER BY rid LIMIT 1'),
     byRids: db.prepare<[string], AcuRow>('SELECT * FROM acu_items WHERE rid IN (SELECT value FROM json_each(?))'),
     vectorsOf: db.prepare<[string], { rid: number; embedding: Buffer }>('SELECT rid, embedding FROM acu_items WHERE rid IN (SELECT value FROM json_each(?))'),
+    vectorsOfUser: db.prepare<[...ScopeParams, number], { rid: number; embedding: Buffer }>(
+      'SELECT rid, embedding FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND length(embedding) = ?',
+    ),
     // Column weights: the scope token scores nothing, only the text ranks.
     keyword: db.prepare<[string, number], AcuRow & { score: number }>(
       `SELECT a.*, bm25(acu_fts, 0.0, 1.0) AS score
