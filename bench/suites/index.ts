@@ -11,6 +11,7 @@ import { scenariosSuite } from './scenarios.ts';
 import { integrationsSuite } from './integrations.ts';
 import { productionSuite } from './production.ts';
 import { startSuite } from './start.ts';
+import { vectorEngineSuite } from './vector-engine.ts';
 
 /** Every suite, in the order a run executes them. */
 export const SUITES: Suite[] = [
@@ -26,4 +27,5 @@ export const SUITES: Suite[] = [
   embedderStallSuite,
   productionSuite,
   peerSuite,
+  vectorEngineSuite,
 ];

@@ -14,27 +14,32 @@ import { below, figure } from '../lib/targets.ts';
 import { latencyFigures } from './latency-figures.ts';
 import { DEV_TENANT } from './start.ts';
 
+/** The synthetic ACUs `start`, `start + 1`, ... of `scope`, one per vector (the i-th fact's text and date). */
+export function syntheticAcus(scope: Scope, start: number, vectors: readonly Float32Array[], createdAt: string): Acu[] {
+  return vectors.map((embedding, j) => {
+    const f = syntheticFact(start + j);
+    const contentHash = stableHash(f.text);
+    return {
+      id: stableUuid(scope.tenantId, scope.agentId, scope.userId, contentHash),
+      text: f.text,
+      embedding,
+      turnRefs: [`t${start + j}`],
+      sessionId: `s${Math.floor((start + j) / 50)}`,
+      validAt: f.validAt,
+      createdAt,
+      contentHash,
+    };
+  });
+}
+
 /** Seed `count` synthetic ACUs for `scope` through the runtime's embedder and index. */
 export async function seedAcus(rt: Runtime, scope: Scope, count: number, label: string): Promise<void> {
   let done = 0;
   const progress = startProgress(label, () => `${done}/${count} ACUs`);
   const now = iso(Date.now());
   for (let start = 0; start < count; start += 500) {
-    const facts = Array.from({ length: Math.min(500, count - start) }, (_, j) => syntheticFact(start + j));
-    const vectors = await rt.ports.embedder.embed(facts.map((f) => f.text));
-    const acus: Acu[] = facts.map((f, j) => {
-      const contentHash = stableHash(f.text);
-      return {
-        id: stableUuid(scope.tenantId, scope.agentId, scope.userId, contentHash),
-        text: f.text,
-        embedding: vectors[j]!,
-        turnRefs: [`t${start + j}`],
-        sessionId: `s${Math.floor((start + j) / 50)}`,
-        validAt: f.validAt,
-        createdAt: now,
-        contentHash,
-      };
-    });
+    const texts = Array.from({ length: Math.min(500, count - start) }, (_, j) => syntheticFact(start + j).text);
+    const acus = syntheticAcus(scope, start, await rt.ports.embedder.embed(texts), now);
     await rt.ports.acus.upsert(scope, acus);
     done += acus.length;
   }
@@ -42,7 +47,7 @@ export async function seedAcus(rt: Runtime, scope: Scope, count: number, label: 
 }
 
 /** Raw exact cosine top-k over a packed matrix: the floor any vector search over the same data pays. */
-function rawTopK(matrix: Float32Array, dim: number, query: Float32Array, k: number): number[] {
+export function rawTopK(matrix: Float32Array, dim: number, query: Float32Array, k: number): number[] {
   const n = matrix.length / dim;
   const best: Array<[number, number]> = [];
   for (let i = 0; i < n; i++) {

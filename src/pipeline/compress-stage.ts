@@ -76,6 +76,9 @@ export async function compressWindow(
   );
   if (cleaned.length === 0) return { acus: [], suppressed: 0 };
   const vectors = await deps.embedder.embed(cleaned.map((d) => d.text));
+  // One batched lookup for the window: the index does not change while the window is decided
+  // (the caller upserts what is kept), so each draft's nearest neighbour is known up front.
+  const nearestOf = await deps.acus.nearestMany(scope, vectors, 1);
   const kept: Acu[] = [];
   let suppressed = 0;
   for (let i = 0; i < cleaned.length; i++) {
@@ -87,7 +90,7 @@ export async function compressWindow(
       suppressed++;
       continue;
     }
-    const [nearest] = await deps.acus.search(scope, embedding, 1);
+    const [nearest] = nearestOf[i] ?? [];
     // Its own id means an earlier attempt of this window indexed it and died before the
     // commit: keep it (the upsert is a no-op) so the committed counters stay true.
     if (nearest && nearest.acu.id !== id && nearest.score >= opts.dedupThreshold) {

@@ -18,6 +18,11 @@ export interface AcuIndex {
   upsert(scope: Scope, acus: readonly Acu[]): Promise<void>;
   /** Top-k by cosine similarity within the user's ACUs, best first. */
   search(scope: Scope, vector: Float32Array, k: number): Promise<AcuHit[]>;
+  /**
+   * `search` for many vectors at once: the i-th list is what `search(scope, vectors[i], k)`
+   * answers, in one engine round trip where the engine batches (de-duplicating a window's ACUs).
+   */
+  nearestMany(scope: Scope, vectors: readonly Float32Array[], k: number): Promise<AcuHit[][]>;
   /** Top-k by BM25 within the user's ACUs, best first (empty when `capabilities.bm25` is false). */
   keywordSearch(scope: Scope, query: string, k: number): Promise<AcuHit[]>;
   count(scope: Scope): Promise<number>;

@@ -20,7 +20,7 @@ function expectVectorClose(actual: Float32Array, expected: Float32Array): void {
   for (let i = 0; i < expected.length; i++) expect(actual[i]!).toBeCloseTo(expected[i]!, 5);
 }
 
-/** The AcuIndex contract: upsert by id, exact cosine ranking per user, BM25 leg when capable, count, forget. */
+/** The AcuIndex contract: upsert by id, cosine ranking per user (one vector or many), BM25 leg when capable, count, forget. */
 export function acuIndexContract(name: string, make: () => Promise<AcuIndex>, opts: ContractOptions<AcuIndex> = {}): void {
   describe(`AcuIndex contract: ${name}`, () => {
     const index = useSubject(make, opts);
@@ -62,6 +62,26 @@ export function acuIndexContract(name: string, make: () => Promise<AcuIndex>, op
       for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
       const towardC = await index().search(scope, unitVector({ 0: 0.1, 1: 1 }), 2);
       expect(towardC.map((h) => h.acu.id)).toEqual([g.orthogonal.id, g.close.id]);
+    });
+
+    it('answers nearestMany as one search per vector, in order, within the user', async () => {
+      const scope = randomScope();
+      const g = geometry(scope);
+      await index().upsert(scope, Object.values(g));
+      const other = sibling(scope);
+      await index().upsert(other, [makeAcu(other, 'Whitefield site visit budget dog', unitVector({ 0: 1 }))]);
+      const queries = [unitVector({ 0: 1 }), unitVector({ 1: 1 }), unitVector({ 3: 1 }), unitVector({ 0: -1 })];
+      const many = await index().nearestMany(scope, queries, 2);
+      expect(many).toHaveLength(4);
+      expect(many.map((hits) => hits[0]?.acu.id)).toEqual([g.same.id, g.orthogonal.id, g.far.id, g.opposite.id]);
+      for (const [i, q] of queries.entries()) {
+        const single = await index().search(scope, q, 2);
+        expect(many[i]!.map((h) => h.acu.id)).toEqual(single.map((h) => h.acu.id));
+        many[i]!.forEach((h, j) => expect(h.score).toBeCloseTo(single[j]!.score, 4));
+      }
+      expect(await index().nearestMany(scope, [], 2)).toEqual([]);
+      expect(await index().nearestMany(scope, queries.slice(0, 2), 0)).toEqual([[], []]);
+      expect(await index().nearestMany(randomScope(), queries.slice(0, 1), 2)).toEqual([[]]);
     });
 
     it('limits hits to k', async () => {

@@ -47,6 +47,9 @@ class MemoryAcuIndex implements AcuIndex {
       .sort((a, b) => b.score - a.score)
       .slice(0, Math.min(k, this.vectorCap));
   }
+  async nearestMany(scope: Scope, vectors: readonly Float32Array[], k: number): Promise<AcuHit[][]> {
+    return Promise.all(vectors.map((v) => this.search(scope, v, k)));
+  }
   async keywordSearch(_scope: Scope, query: string, k: number): Promise<AcuHit[]> {
     if (this.keywordDelayMs > 0) await sleep(this.keywordDelayMs);
     const q = new Set(words(query));

@@ -50,6 +50,14 @@ export class QdrantAcuIndex implements AcuIndex {
     return res.points.map((p) => ({ acu: pointToAcu(p), score: p.score }));
   }
 
+  /** One `query/batch` request for every vector: the answers come back in request order. */
+  async nearestMany(scope: Scope, vectors: readonly Float32Array[], k: number): Promise<AcuHit[][]> {
+    if (k <= 0 || vectors.length === 0) return vectors.map(() => []);
+    for (const v of vectors) this.checkDimensions(v, 'query vector');
+    const res = await this.call('query batch', () => this.client.queryBatch(this.collection, { searches: vectors.map((v) => vectorQuery(scope, v, k)) }));
+    return res.map((r) => r.points.map((p) => ({ acu: pointToAcu(p), score: p.score })));
+  }
+
   /**
    * Scroll the user's newest ≤1,000 payloads (text only), rank them with BM25 in-process, then
    * fetch only the top k with their vectors: 1,000 vectors would be megabytes of JSON per query.

@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { backfillVectorTables, loadVectorExtension } from './vector-tables.ts';
 
 // The connection type straight from the driver: database.ts runs migrate(), so importing its alias would be a cycle.
 type Database = BetterSqlite3.Database;
@@ -79,8 +80,8 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
       gen INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS acu_items_scope ON acu_items (tenant_id, agent_id, user_id);
-    -- Write generations: every ACU write takes the next global generation and stamps its user with it,
-    -- so an in-memory vector cache is validated with one point read, even across connections.
+    -- Write generations of the in-memory vector cache of schema 2 (replaced by the vector engine in
+    -- schema 3): no longer written; kept so files of both schemas have the same tables.
     CREATE TABLE IF NOT EXISTS acu_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
     INSERT OR IGNORE INTO acu_generation (id, value) VALUES (1, 0);
     CREATE TABLE IF NOT EXISTS acu_scopes (
@@ -95,13 +96,14 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
 };
 
 /** Bumped when a migration needs more than CREATE IF NOT EXISTS. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const migrated = new WeakSet<Database>();
 
 /** Create every adapter's tables on `db` (once per connection; later calls are free). */
 export function migrate(db: Database): void {
   if (migrated.has(db)) return;
+  loadVectorExtension(db);
   // IMMEDIATE: take the write lock up front, waiting out busy_timeout. A deferred transaction that
   // reads the schema and then writes fails at once ("database is locked") when another process
   // (gateway, worker) committed in between, so opening a shared file while it is written would fail.
@@ -109,8 +111,10 @@ export function migrate(db: Database): void {
     for (const ddl of Object.values(MIGRATIONS)) db.exec(ddl);
     addColumnIfMissing(db, 'acu_items', 'gen', 'INTEGER NOT NULL DEFAULT 0');
     addColumnIfMissing(db, 'acu_scopes', 'since', 'INTEGER NOT NULL DEFAULT 0');
-    // Lets a vector cache fetch only the rows written since the generation it holds.
-    db.exec('CREATE INDEX IF NOT EXISTS acu_items_gen ON acu_items (tenant_id, agent_id, user_id, gen)');
+    // Schema 2's index for its vector cache: nothing reads it since schema 3, and every ACU write paid for it.
+    db.exec('DROP INDEX IF EXISTS acu_items_gen');
+    // Version 3: the vector engine's per-dimension vec0 tables, filled from the stored vectors.
+    backfillVectorTables(db);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
   migrated.add(db);
