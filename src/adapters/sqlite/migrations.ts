@@ -35,6 +35,7 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
       tenant_id TEXT NOT NULL, session_id TEXT NOT NULL,
       agent_id TEXT NOT NULL, user_id TEXT NOT NULL,
       started_at INTEGER NOT NULL, ended_at INTEGER,
+      generation INTEGER NOT NULL DEFAULT 1,
       PRIMARY KEY (tenant_id, session_id)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS tb_sessions_user ON tb_sessions (tenant_id, agent_id, user_id);
@@ -95,7 +96,7 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
 };
 
 /** Bumped when a migration needs more than CREATE IF NOT EXISTS. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const migrated = new WeakSet<Database>();
 
@@ -109,6 +110,7 @@ export function migrate(db: Database): void {
     for (const ddl of Object.values(MIGRATIONS)) db.exec(ddl);
     addColumnIfMissing(db, 'acu_items', 'gen', 'INTEGER NOT NULL DEFAULT 0');
     addColumnIfMissing(db, 'acu_scopes', 'since', 'INTEGER NOT NULL DEFAULT 0');
+    addColumnIfMissing(db, 'tb_sessions', 'generation', 'INTEGER NOT NULL DEFAULT 1');
     // Lets a vector cache fetch only the rows written since the generation it holds.
     db.exec('CREATE INDEX IF NOT EXISTS acu_items_gen ON acu_items (tenant_id, agent_id, user_id, gen)');
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
@@ -116,7 +118,7 @@ export function migrate(db: Database): void {
   migrated.add(db);
 }
 
-/** Schema version 2 added columns; files made by version 1 get them here. */
+/** Versions 2 and 3 added columns; files made by earlier versions get them here. */
 function addColumnIfMissing(db: Database, table: string, column: string, decl: string): void {
   const columns = db.pragma(`table_info(${table})`) as Array<{ name: string }>;
   if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
