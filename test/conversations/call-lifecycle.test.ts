@@ -31,6 +31,40 @@ describeWithServer('redis', 'call lifecycle on Redis + NATS', (redisUrl) => {
     });
     afterAll(() => srv.close());
     lifecycle(() => srv);
+
+    it('a reconnect that lands on another gateway of the cluster within the grace keeps the call; its own drop later ends it once', async () => {
+      // A second gateway on the same Redis keys and NATS stream (its documents are its own; calls live in Redis).
+      const { adapters, redis, nats } = srv.runtime.config;
+      const other = await startTestServer({ config: { adapters, redis, nats, server: { dropGraceMs: GRACE_MS } } });
+      const bus = listen(srv);
+      try {
+        const agentId = uniq('agent');
+        const userId = uniq('user');
+        const sid = uniq('call');
+        const ws1 = await WsTester.open(srv.wsUrl);
+        await ws1.request({ op: 'start', agentId, userId, sessionId: sid });
+        expect(await ws1.request({ op: 'append', role: 'user', text: 'My name is Leela Nair.', turnId: `${sid}-1` })).toMatchObject({ op: 'ack', seq: 1 });
+        ws1.ws.terminate();
+        await ws1.closed;
+
+        const ws2 = await WsTester.open(other.wsUrl);
+        expect(await ws2.request({ op: 'start', agentId, userId, sessionId: sid })).toMatchObject({ op: 'context', sessionId: sid });
+        expect(await ws2.request({ op: 'append', role: 'user', text: 'My name is Leela Nair.', turnId: `${sid}-1` })).toMatchObject({ op: 'ack', seq: 1, duplicate: true });
+        // The first gateway's deferred end came due and found the call started again: it did nothing.
+        await new Promise((r) => setTimeout(r, GRACE_MS * 3));
+        expect((await srv.runtime.service.session('default', sid))?.endedAt).toBeNull();
+        expect(bus.events.filter((e) => e.type === 'session.ended' && e.sessionId === sid)).toEqual([]);
+
+        ws2.ws.terminate();
+        const ended = await until('session.ended', () => bus.events.find((e) => e.type === 'session.ended' && e.sessionId === sid));
+        expect(ended.data).toMatchObject({ reason: 'dropped' });
+        await new Promise((r) => setTimeout(r, GRACE_MS));
+        expect(bus.events.filter((e) => e.type === 'session.ended' && e.sessionId === sid)).toHaveLength(1);
+      } finally {
+        bus.stop();
+        await other.close();
+      }
+    });
   });
 });
 
