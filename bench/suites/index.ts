@@ -1,6 +1,7 @@
 import type { Suite } from '../lib/suite.ts';
 import { appendSuite } from './append.ts';
 import { dashboardSuite } from './dashboard.ts';
+import { droppedCallSuite } from './dropped-call.ts';
 import { embedderStallSuite } from './embedder-stall.ts';
 import { extractionSuite } from './extraction.ts';
 import { locomoSuite } from './locomo.ts';
@@ -12,4 +13,17 @@ import { productionSuite } from './production.ts';
 import { startSuite } from './start.ts';
 
 /** Every suite, in the order a run executes them. */
-export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, scenariosSuite, integrationsSuite, dashboardSuite, locomoSuite, embedderStallSuite, productionSuite, peerSuite];
+export const SUITES: Suite[] = [
+  appendSuite,
+  startSuite,
+  searchSuite,
+  extractionSuite,
+  scenariosSuite,
+  integrationsSuite,
+  dashboardSuite,
+  locomoSuite,
+  embedderStallSuite,
+  droppedCallSuite,
+  productionSuite,
+  peerSuite,
+];
