@@ -10,6 +10,7 @@ import { startGateway } from '../../src/gateway/server.ts';
 import { startTestServer, uniq, type TestServer } from '../gateway/support/real-server.ts';
 import { http } from '../gateway/support/ws-tester.ts';
 import { TEST_EMBEDDER } from '../support/config.ts';
+import { closedPort } from '../support/net.ts';
 import { removeDir } from '../support/tmp.ts';
 import { TcpProxy } from './support/tcp-proxy.ts';
 
@@ -197,7 +198,8 @@ describe('reconnect across gateways and restarts', () => {
 
   it('a killed server (1006): the client reconnects to its restart, reopens the call and re-sends the unacked turn, stored once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memgate-client-kill-'));
-    const port = await freePort();
+    // Nothing listens there now; the server and its restart take it.
+    const port = await closedPort();
     const db = join(dir, 'memgate.db');
     let server = await serve(port, db);
     const proxy = await TcpProxy.start(port);
@@ -260,14 +262,6 @@ describe('reconnect across gateways and restarts', () => {
     await proxy.close();
   });
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** `memgate serve` (the build, bin/memgate.mjs) as its own process on `port` over the SQLite file `db`. */
 async function serve(port: number, db: string): Promise<{ child: ChildProcess; exited: Promise<unknown> }> {
