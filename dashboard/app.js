@@ -15,6 +15,8 @@ const state = {
   stream: null,
   view: 'calls',
   calls: new Map(),
+  /** Recently ended calls, newest first, with why they ended (`end`, `dropped`, `idle`). */
+  ended: [],
   /** Per-second turns and ack samples, by epoch second: the charts' last minute. */
   secs: new Map(),
   selected: null,
@@ -113,9 +115,17 @@ function route() {
 function onEvent(e) {
   const sec = Math.floor(e.at / 1000);
   switch (e.type) {
-    case 'session.started':
-      state.calls.set(e.sessionId, { sessionId: e.sessionId, agentId: e.agentId, userId: e.userId, startedAt: e.at, lastTurnAt: null, turns: 0, duplicates: 0, lastSeq: 0 });
+    case 'session.started': {
+      // A reconnect or a reopen continues the call already shown.
+      const i = state.ended.findIndex((c) => c.sessionId === e.sessionId);
+      const known = state.calls.get(e.sessionId) ?? (i >= 0 ? state.ended.splice(i, 1)[0] : null);
+      if (known) {
+        known.endedAt = null;
+        known.endReason = null;
+        state.calls.set(e.sessionId, known);
+      } else state.calls.set(e.sessionId, { sessionId: e.sessionId, agentId: e.agentId, userId: e.userId, startedAt: e.at, lastTurnAt: null, turns: 0, duplicates: 0, lastSeq: 0 });
       break;
+    }
     case 'turn.appended': {
       const c = callOf(e);
       c.turns++;
@@ -133,10 +143,19 @@ function onEvent(e) {
       if (state.selected === e.sessionId) appendDuplicate(e);
       break;
     }
-    case 'session.ended':
+    case 'session.ended': {
+      const c = state.calls.get(e.sessionId);
+      const reason = e.data.reason ?? 'end';
       state.calls.delete(e.sessionId);
-      if (state.selected === e.sessionId) $('#call-detail-title').textContent += ' · ended';
+      if (c) {
+        c.endedAt = e.at;
+        c.endReason = reason;
+        state.ended.unshift(c);
+        state.ended.length = Math.min(state.ended.length, 20);
+      }
+      if (state.selected === e.sessionId) $('#call-detail-title').textContent += ` · ended (${endLabel(reason)})`;
       break;
+    }
     default:
       break;
   }
@@ -206,6 +225,7 @@ async function loadCalls() {
   try {
     const r = await state.api.get('/v1/calls');
     state.calls = new Map(r.calls.map((c) => [c.sessionId, c]));
+    state.ended = r.ended ?? [];
     state.secs = new Map();
     r.series.t.forEach((t, i) => state.secs.set(t, { turns: r.series.turnsPerSec[i], acks: [], p50: r.series.ackP50Ms[i], p99: r.series.ackP99Ms[i] }));
     renderCalls();
@@ -264,6 +284,32 @@ function renderCalls() {
     return tr;
   });
   body.replaceChildren(...rows);
+  renderEnded(now);
+}
+
+/** How a call ended, in words. */
+function endLabel(reason) {
+  if (reason === 'dropped') return 'dropped: socket closed without end';
+  if (reason === 'idle') return 'idle: presumed gone';
+  return reason === 'end' ? 'ended by the agent' : reason;
+}
+
+function renderEnded(now) {
+  const rows = state.ended.map((c) => {
+    const tr = row(
+      el('td', { class: 'agent', text: c.agentId }),
+      el('td', { class: 'user' }, el('a', { href: `#memory/${encodeURIComponent(c.agentId)}/${encodeURIComponent(c.userId)}`, text: c.userId })),
+      el('td', { class: 'session muted', text: c.sessionId }),
+      el('td', { class: 'duration', text: formatDuration(c.endedAt - c.startedAt) }),
+      el('td', { class: 'turns', text: String(c.turns) }),
+      el('td', { class: 'last', text: `${formatDuration(now - c.endedAt)} ago` }),
+      el('td', { class: `reason reason-${c.endReason ?? 'end'}`, text: endLabel(c.endReason ?? 'end') }),
+    );
+    tr.dataset.session = c.sessionId;
+    tr.dataset.reason = c.endReason ?? 'end';
+    return tr;
+  });
+  $('#ended-table tbody').replaceChildren(...rows);
 }
 
 function chartOpts(title, series, width) {

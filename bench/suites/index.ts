@@ -2,6 +2,7 @@ import type { Suite } from '../lib/suite.ts';
 import { appendSuite } from './append.ts';
 import { appendUnderExtractionSuite } from './append-under-extraction.ts';
 import { dashboardSuite } from './dashboard.ts';
+import { droppedCallSuite } from './dropped-call.ts';
 import { embedderStallSuite } from './embedder-stall.ts';
 import { extractionSuite } from './extraction.ts';
 import { locomoSuite } from './locomo.ts';
@@ -25,6 +26,7 @@ export const SUITES: Suite[] = [
   dashboardSuite,
   locomoSuite,
   embedderStallSuite,
+  droppedCallSuite,
   productionSuite,
   peerSuite,
   vectorEngineSuite,

@@ -13,7 +13,7 @@ export const browserSocket: SocketFactory = (url, token, h): ClientSocket => {
   ws.onopen = () => h.open();
   ws.onmessage = (e: MessageEvent) => (typeof e.data === 'string' ? h.message(e.data, false) : h.message(new Uint8Array(e.data as ArrayBuffer), true));
   ws.onerror = () => h.error(new Error(`WebSocket error on ${u.origin}`));
-  ws.onclose = () => h.close();
+  ws.onclose = (e: { code: number }) => h.close(e.code);
   return {
     send: (data) => ws.send(data),
     close: (code) => ws.close(code),

@@ -27,6 +27,23 @@ function wsUrl(url: string): string {
   return u.toString();
 }
 
+/**
+ * Close codes after which reconnecting would only repeat the fault: a protocol error, an unacceptable or
+ * invalid frame, a policy violation, a frame too large. Every other close (1001 going away, 1006 cut,
+ * 1011, 1012 restart, 1013 try again later...) is reconnected.
+ */
+const FINAL_CLOSES: ReadonlyMap<number, ErrorCode> = new Map([
+  [1002, 'bad_request'],
+  [1003, 'bad_request'],
+  [1007, 'bad_request'],
+  [1008, 'forbidden'],
+  [1009, 'too_large'],
+  [1010, 'bad_request'],
+]);
+
+/** Refusals that a reconnect would meet again: the client gives up on them (a conflict: the session id is someone else's). */
+const FINAL_CODES: ReadonlySet<ErrorCode> = new Set(['bad_request', 'conflict', 'unauthorized', 'forbidden', 'not_found']);
+
 /** Drop undefined fields so both encodings carry the same keys. */
 function compact(o: Record<string, unknown>): Record<string, unknown> {
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
@@ -48,7 +65,9 @@ export class MemgateClient {
   private session: Required<StartParams> | null = null;
   private readonly handlers = new Map<string, Set<EventHandler>>();
   private readonly codec: ClientCodec;
-  private readonly url: string;
+  private readonly urls: readonly string[];
+  /** The URL the current (or next) connection attempt uses: reconnects move on to the next. */
+  private urlIndex = 0;
   private readonly timeoutMs: number;
   private attempt = 0;
   /** False until the first connection is restored: `connect()` reports that failure itself. */
@@ -56,15 +75,32 @@ export class MemgateClient {
 
   private constructor(private readonly opts: ConnectOptions) {
     this.codec = clientCodec(opts.encoding ?? 'json');
-    this.url = wsUrl(opts.url);
+    const urls = typeof opts.url === 'string' ? [opts.url] : [...opts.url];
+    if (urls.length === 0) throw new MemgateError('bad_request', 'url: give at least one server URL');
+    this.urls = urls.map(wsUrl);
     this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
   }
 
-  /** Open a connection; rejects with `unauthorized` or `unavailable` when the first attempt fails. */
+  private get url(): string {
+    return this.urls[this.urlIndex]!;
+  }
+
+  /** Open a connection (trying each URL once, in order); rejects with `unauthorized` or `unavailable` when none answers. */
   static async connect(opts: ConnectOptions): Promise<MemgateClient> {
     const client = new MemgateClient(opts);
-    await client.open();
-    return client;
+    for (;;) {
+      try {
+        await client.open();
+        return client;
+      } catch (err) {
+        const final = err instanceof MemgateError && FINAL_CODES.has(err.code);
+        if (final || client.urlIndex === client.urls.length - 1) {
+          client.closedByUser = true;
+          throw err;
+        }
+        client.urlIndex++;
+      }
+    }
   }
 
   /** The current call's session id (null before start and after end). */
@@ -166,10 +202,10 @@ export class MemgateClient {
           if (!opened) reject(new MemgateError('unavailable', `cannot connect to ${this.url}: ${err.message}`, { cause: err }));
         },
         message: (data, isBinary) => this.onMessage(data, isBinary),
-        close: () => {
+        close: (code) => {
           clearTimeout(handshake);
           if (!opened) reject(new MemgateError('unavailable', `cannot connect to ${this.url}`));
-          if (this.ws === ws) this.onDisconnect();
+          if (this.ws === ws) this.onDisconnect(code);
           else if (this.ws === null) {
             this.onSocketClosed?.();
             this.onSocketClosed = null;
@@ -242,11 +278,15 @@ export class MemgateClient {
     else p.resolve(msg);
   }
 
-  private onDisconnect(): void {
+  private onDisconnect(code: number): void {
     this.ready = false;
     // Restore requests belong to the dead socket; the next connection sends its own.
     for (const [id, p] of this.pending) if (p.frame['op'] === '_restore') this.settle(id, new MemgateError('unavailable', 'connection lost during restore'));
     if (this.closedByUser || !this.everOpen) return;
+    const final = FINAL_CLOSES.get(code);
+    if (final !== undefined) return this.giveUp(new MemgateError(final, `the server closed the connection with ${code}; not reconnecting`));
+    // The next attempt goes to the next gateway (a draining one closed us with 1001 and refuses new sockets).
+    this.urlIndex = (this.urlIndex + 1) % this.urls.length;
     const policy = this.opts.reconnect;
     if (policy === false) return this.failAll(new MemgateError('unavailable', 'connection lost'));
     if (this.attempt >= (policy?.retries ?? Infinity)) return this.failAll(new MemgateError('unavailable', 'connection lost; reconnect attempts exhausted'));
@@ -255,13 +295,20 @@ export class MemgateClient {
     setTimeout(() => {
       if (this.closedByUser) return;
       this.open().catch((err: MemgateError) => {
-        // A refused key will not become valid by retrying; other failures retry on the close event.
-        if (err.code === 'unauthorized' || err.code === 'forbidden') {
-          this.closedByUser = true;
-          this.failAll(err);
-        }
+        // A refused key will not become valid by retrying, nor a session id someone else holds (a conflict
+        // restoring the call); other failures retry on the close event.
+        if (FINAL_CODES.has(err.code)) this.giveUp(err);
       });
     }, delay);
+  }
+
+  /** Stop reconnecting for good: every unanswered request rejects with `err`. */
+  private giveUp(err: MemgateError): void {
+    if (this.closedByUser) return;
+    this.closedByUser = true;
+    this.session = null;
+    this.failAll(err);
+    this.opts.onStateChange?.('closed');
   }
 
   private settle(id: string, err: MemgateError): void {

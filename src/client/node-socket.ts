@@ -14,7 +14,7 @@ export const nodeSocket: SocketFactory = (url, token, h): ClientSocket => {
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     h.message(isBinary ? buf : buf.toString('utf8'), isBinary);
   });
-  ws.on('close', () => h.close());
+  ws.on('close', (code) => h.close(code));
   return {
     send: (data, binary) => ws.send(data, { binary }),
     close: (code) => ws.close(code),

@@ -7,7 +7,8 @@ export interface SocketHandlers {
   open(): void;
   /** A frame: text as a string, binary as bytes. */
   message(data: string | Uint8Array, isBinary: boolean): void;
-  close(): void;
+  /** The connection closed; `code` is the WebSocket close code (1006 when it was cut without a close frame). */
+  close(code: number): void;
   /** The upgrade was answered with an HTTP status instead (401, 403, 503…), when the platform can tell. */
   refused(status: number): void;
   error(err: Error): void;

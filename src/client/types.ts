@@ -16,8 +16,11 @@ export interface ReconnectOptions {
 
 /** Options of `MemgateClient.connect`. */
 export interface ConnectOptions {
-  /** `ws://host:port/v1/ws`, or the server's base URL (`http://host:port`). */
-  url: string;
+  /**
+   * `ws://host:port/v1/ws`, or the server's base URL (`http://host:port`). Several (gateways of one
+   * cluster): the first that answers serves the call, and each reconnect tries the next one.
+   */
+  url: string | readonly string[];
   /** API key, sent as `Authorization: Bearer` (none in open dev mode). */
   token?: string;
   encoding?: Encoding;

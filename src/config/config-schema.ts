@@ -88,6 +88,11 @@ export const configSchema = z
           .positive()
           .default(1024 * 1024),
         idleTimeoutS: z.int().min(0).default(120),
+        /**
+         * A call socket that closes without `end` ends its call this long after (a dropped call):
+         * long enough for a client's reconnect, on any gateway, to reopen it first. 0 ends at once.
+         */
+        dropGraceMs: z.int().min(0).default(5_000),
         /** Run extraction workers inside the gateway process (embedded default). */
         inlineWorkers: z.boolean().default(true),
       })

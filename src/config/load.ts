@@ -10,6 +10,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_HOST: 'server.host',
   MEMGATE_PORT: 'server.port',
   MEMGATE_HEALTH_PORT: 'server.healthPort',
+  MEMGATE_DROP_GRACE_MS: 'server.dropGraceMs',
   MEMGATE_LOG_LEVEL: 'log.level',
   MEMGATE_SQLITE_PATH: 'sqlite.path',
   MEMGATE_SCHEMAS_DIR: 'schemasDir',

@@ -15,6 +15,8 @@ export interface ContextReply {
   contextBlock: string;
   tools: ToolDefinition[];
   tookMs: number;
+  /** Present (true) when the start reopened an ended call of the same agent and user. */
+  reopened?: true;
 }
 
 /** Turn append reply body (docs/protocol.md `ack`). */

@@ -88,10 +88,10 @@ export function encodeAck(id: string | number | null, turnId: string, seq: numbe
  * the cached fields are spliced in as bytes, never parsed; MessagePack replies
  * need them as values.
  */
-export function encodeContextReply(id: string | number | null | undefined, sessionId: string, context: EncodedContext, tookMs: number, isBinary: boolean): string | Uint8Array {
-  if (isBinary) return packr.pack({ op: 'context', id, sessionId, ...contextFields(context), tookMs });
+export function encodeContextReply(id: string | number | null | undefined, sessionId: string, context: EncodedContext, tookMs: number, isBinary: boolean, reopened = false): string | Uint8Array {
+  if (isBinary) return packr.pack({ op: 'context', id, sessionId, ...(reopened ? { reopened } : {}), ...contextFields(context), tookMs });
   const head = id === undefined ? '{' : `{"op":"context","id":${JSON.stringify(id)},`;
-  return spliceContextJson(`${head}"sessionId":${JSON.stringify(sessionId)},`, context, `,"tookMs":${tookMs}}`);
+  return spliceContextJson(`${head}"sessionId":${JSON.stringify(sessionId)},${reopened ? '"reopened":true,' : ''}`, context, `,"tookMs":${tookMs}}`);
 }
 
 /**

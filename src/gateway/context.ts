@@ -4,6 +4,7 @@ import type { EventBus, MemgateEvent } from '../ports/event-bus.ts';
 import type { JobBus } from '../ports/job-bus.ts';
 import type { MemoryApi } from '../service/api.ts';
 import type { Authenticator } from './auth.ts';
+import type { DroppedCalls } from './dropped-calls.ts';
 import type { EventOutbox, EventRelay } from './events.ts';
 import type { LiveState } from './live-state.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -43,6 +44,8 @@ export interface GatewayContext {
   readonly live: LiveState;
   readonly auth: Authenticator;
   readonly limits: GatewayLimits;
+  /** Calls whose socket closed without `end`, waiting out the grace before they are ended. */
+  readonly drops: DroppedCalls;
   /** Set once shutdown begins: new requests get `unavailable`. */
   draining: boolean;
 }

@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { MemgateError, badRequest, sessionConflict } from '../core/errors.ts';
 import type { Scope } from '../core/types.ts';
+import type { SessionRecord } from '../ports/turn-buffer.ts';
 import { scopeEvent, type GatewayContext } from './context.ts';
 import { checkScopeId, parseSearchBody, parseStart, parseTurn } from './frames.ts';
 import { encodeContextReply } from './codec.ts';
@@ -9,6 +10,7 @@ import { METRICS_CONTENT_TYPE } from './metrics.ts';
 import { handleVapi } from './vapi-route.ts';
 import { serveDashboard } from './dashboard-assets.ts';
 import { estimateTokens } from '../core/tokens.ts';
+import type { AckReply } from '../service/api.ts';
 
 /** What a route handler gets: the caller's tenant, decoded path parameters, named query values, the JSON body. */
 interface RouteInput {
@@ -77,20 +79,32 @@ function userScope(tenantId: string, params: string[]): Scope {
   return { tenantId, agentId: checkScopeId('agentId', params[0] ?? ''), userId: checkScopeId('userId', params[1] ?? '') };
 }
 
-async function sessionScopeOf(ctx: GatewayContext, tenantId: string, sessionId: string, live = false): Promise<Scope> {
+/** The session of a path id within the caller's tenant (another tenant's session id is simply unknown). */
+async function sessionOf(ctx: GatewayContext, tenantId: string, sessionId: string): Promise<SessionRecord> {
   checkScopeId('sessionId', sessionId);
-  // Sessions are looked up within the caller's tenant: another tenant's session id is simply unknown.
   const session = await ctx.service.session(tenantId, sessionId);
   if (session === null) throw new MemgateError('not_found', `unknown session "${sessionId}"`);
-  // As on the WebSocket, an ended call takes no more turns: the next call starts a session.
-  if (live && session.endedAt !== null) throw new MemgateError('not_started', `session "${sessionId}" has ended; start a session (POST /v1/sessions) to append`);
-  return session.scope;
+  return session;
+}
+
+async function sessionScopeOf(ctx: GatewayContext, tenantId: string, sessionId: string): Promise<Scope> {
+  return (await sessionOf(ctx, tenantId, sessionId)).scope;
 }
 
 /** An append body may name its agent and user (optional): a turn that names others than the session's owner is refused, never stored under the owner. */
 function checkOwner(body: Record<string, unknown>, scope: Scope, sessionId: string): void {
   const { agentId, userId } = body;
   if ((agentId !== undefined && agentId !== scope.agentId) || (userId !== undefined && userId !== scope.userId)) throw sessionConflict(sessionId);
+}
+
+/**
+ * A turn for an ended call: a stored turnId re-sent is answered as the duplicate it is (its original
+ * seq); a new turn is refused, as on the WebSocket, until a start with the session id reopens the call.
+ */
+async function appendAfterEnd(ctx: GatewayContext, scope: Scope, sessionId: string, turnId: string | undefined): Promise<AckReply> {
+  const stored = turnId === undefined ? null : await ctx.service.storedAck(scope, turnId);
+  if (stored) return stored;
+  throw new MemgateError('not_started', `session "${sessionId}" has ended; start it again (POST /v1/sessions with this sessionId) to reopen it, or start a new session`);
 }
 
 /** Register docs/protocol.md's HTTP routes (plus `/metrics`, session end and buffered turns) on the app. */
@@ -116,9 +130,11 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
       const req = parseStart(objectBody(body));
       const scope = { tenantId, agentId: req.agentId, userId: req.userId };
       const started = await service.startSessionEncoded(scope, req.sessionId);
+      // A WebSocket of this call that dropped on this gateway has nothing left to end.
+      ctx.drops.cancel(tenantId, started.sessionId);
       ctx.metrics.start.observe(performance.now() - t0);
-      ctx.outbox.push(scopeEvent('session.started', scope, started.sessionId, {}));
-      return new RawJson(encodeContextReply(undefined, started.sessionId, started.context, started.tookMs, false));
+      ctx.outbox.push(scopeEvent('session.started', scope, started.sessionId, started.reopened ? { reopened: true } : {}));
+      return new RawJson(encodeContextReply(undefined, started.sessionId, started.context, started.tookMs, false, started.reopened));
     }),
   );
 
@@ -129,9 +145,10 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
       const fields = objectBody(body);
       const input = parseTurn(fields, ctx.limits.maxTurnBytes);
       const sessionId = params[0]!;
-      const scope = await sessionScopeOf(ctx, tenantId, sessionId, true);
+      const session = await sessionOf(ctx, tenantId, sessionId);
+      const { scope } = session;
       checkOwner(fields, scope, sessionId);
-      const ack = await service.appendTurn(scope, sessionId, input);
+      const ack = session.endedAt === null ? await service.appendTurn(scope, sessionId, input) : await appendAfterEnd(ctx, scope, sessionId, input.turnId);
       const ackMs = performance.now() - t0;
       ctx.metrics.append.observe(ackMs);
       const data = ack.duplicate ? { turnId: ack.turnId, seq: ack.seq } : { turnId: ack.turnId, seq: ack.seq, ackMs: Math.round(ackMs * 1000) / 1000 };
@@ -146,7 +163,7 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
       const sessionId = params[0]!;
       const scope = await sessionScopeOf(ctx, tenantId, sessionId);
       await service.endSession(scope, sessionId);
-      ctx.outbox.push(scopeEvent('session.ended', scope, sessionId, {}));
+      ctx.outbox.push(scopeEvent('session.ended', scope, sessionId, { reason: 'end' }));
       return { sessionId, ended: true };
     }),
   );

@@ -14,6 +14,10 @@ export interface LiveCall {
   userId: string;
   startedAt: number;
   endedAt: number | null;
+  /** Why it ended: `end` (asked for), `dropped` (its socket closed without `end`), `idle` (no event for 30 min: presumed gone). */
+  endReason: string | null;
+  /** Times the call was started again after a drop or an end (a reconnect). */
+  reopens: number;
   lastTurnAt: number | null;
   /** Turns appended (duplicates not counted). */
   turns: number;
@@ -62,6 +66,10 @@ const MAX_ENDED = 20;
 /** A call with no event for this long is presumed gone (an HTTP client that never ended it). */
 const CALL_IDLE_MS = 30 * 60_000;
 
+function newCall(e: MemgateEvent, sid: string): LiveCall {
+  return { sessionId: sid, agentId: e.agentId, userId: e.userId, startedAt: e.at, endedAt: null, endReason: null, reopens: 0, lastTurnAt: null, turns: 0, duplicates: 0, lastSeq: 0, lastAckMs: null };
+}
+
 /** Quantile of a sorted array (nearest rank). */
 function quantile(sorted: readonly number[], q: number): number | null {
   if (sorted.length === 0) return null;
@@ -100,9 +108,19 @@ export class LiveState {
     t.touched = now;
     const sid = e.sessionId;
     switch (e.type) {
-      case 'session.started':
-        if (sid) t.calls.set(sid, { sessionId: sid, agentId: e.agentId, userId: e.userId, startedAt: e.at, endedAt: null, lastTurnAt: null, turns: 0, duplicates: 0, lastSeq: 0, lastAckMs: null });
+      case 'session.started': {
+        if (!sid) return;
+        // A reconnect (or a reopen after the end) continues the call the dashboard already shows.
+        const endedAt = t.ended.findIndex((c) => c.sessionId === sid);
+        const known = t.calls.get(sid) ?? (endedAt >= 0 ? t.ended.splice(endedAt, 1)[0] : undefined);
+        if (known) {
+          known.reopens++;
+          known.endedAt = null;
+          known.endReason = null;
+          t.calls.set(sid, known);
+        } else t.calls.set(sid, newCall(e, sid));
         return;
+      }
       case 'turn.appended': {
         const call = sid ? this.callOf(t, e, sid) : null;
         const ackMs = typeof e.data['ackMs'] === 'number' ? e.data['ackMs'] : null;
@@ -134,9 +152,7 @@ export class LiveState {
           const call = t.calls.get(sid);
           if (call) {
             t.calls.delete(sid);
-            call.endedAt = e.at;
-            t.ended.push(call);
-            if (t.ended.length > MAX_ENDED) t.ended.shift();
+            this.ended(t, call, e.at, typeof e.data['reason'] === 'string' ? e.data['reason'] : 'end');
           }
         }
         const key = `${e.agentId}\n${e.userId}`;
@@ -173,9 +189,15 @@ export class LiveState {
   /** A call this gateway heard of only from its turns (it started before this process did). */
   private callOf(t: TenantState, e: MemgateEvent, sid: string): LiveCall {
     let call = t.calls.get(sid);
-    if (!call)
-      t.calls.set(sid, (call = { sessionId: sid, agentId: e.agentId, userId: e.userId, startedAt: e.at, endedAt: null, lastTurnAt: null, turns: 0, duplicates: 0, lastSeq: 0, lastAckMs: null }));
+    if (!call) t.calls.set(sid, (call = newCall(e, sid)));
     return call;
+  }
+
+  private ended(t: TenantState, call: LiveCall, at: number, reason: string): void {
+    call.endedAt = at;
+    call.endReason = reason;
+    t.ended.push(call);
+    if (t.ended.length > MAX_ENDED) t.ended.shift();
   }
 
   private record(t: TenantState, entry: LaneEntry): void {
@@ -206,7 +228,12 @@ export class LiveState {
       for (const v of sorted) all.push(v);
     }
     all.sort((a, b) => a - b);
-    if (t) for (const [sid, c] of t.calls) if (now - (c.lastTurnAt ?? c.startedAt) > CALL_IDLE_MS) t.calls.delete(sid);
+    if (t)
+      for (const [sid, c] of t.calls)
+        if (now - (c.lastTurnAt ?? c.startedAt) > CALL_IDLE_MS) {
+          t.calls.delete(sid);
+          this.ended(t, c, now, 'idle');
+        }
     const calls = t ? [...t.calls.values()].sort((a, b) => b.startedAt - a.startedAt) : [];
     return {
       now,

@@ -1,7 +1,8 @@
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
 import { MemgateError } from '../core/errors.ts';
 import { createAuthenticator } from './auth.ts';
-import type { GatewayContext, GatewayRuntime } from './context.ts';
+import { scopeEvent, type GatewayContext, type GatewayRuntime } from './context.ts';
+import { DroppedCalls } from './dropped-calls.ts';
 import { EventOutbox, EventRelay } from './events.ts';
 import { registerHttpRoutes } from './http-routes.ts';
 import { LiveState } from './live-state.ts';
@@ -55,13 +56,17 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
   const app = uWS.App();
   const metrics = new GatewayMetrics();
   const auth = createAuthenticator(config.auth.keys);
+  const outbox = new EventOutbox(runtime.ports.events, logger);
   const ctx: GatewayContext = {
     runtime,
     service: runtime.service,
     logger,
     metrics,
     inflight: new InFlight(),
-    outbox: new EventOutbox(runtime.ports.events, logger),
+    outbox,
+    drops: new DroppedCalls(runtime.service, logger, config.server.dropGraceMs, (call) =>
+      outbox.push(scopeEvent('session.ended', call.scope, call.sessionId, { reason: 'dropped', lastSeq: call.lastSeq })),
+    ),
     relay: new EventRelay(runtime.ports.events, metrics, logger, Math.max(16 * 1024, Math.floor(config.server.maxBackpressureBytes / 4))),
     live: new LiveState(config.worker.maxDeliver),
     auth,
@@ -107,6 +112,8 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
     // Let the close frames go out, then drop idle keep-alive HTTP connections (app.close is untyped in v20.30).
     await new Promise((r) => setTimeout(r, 50));
     (app as unknown as { close?: () => void }).close?.();
+    // The calls just closed (and any still in their grace) end now rather than never (see DroppedCalls.settle).
+    await ctx.drops.settle();
     ctx.relay.stop();
     ctx.outbox.flush();
     // Last: a load balancer saw 503 draining on it while requests finished.

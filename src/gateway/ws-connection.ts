@@ -12,6 +12,10 @@ export interface Connection {
   /** Set by a successful `start`; null before it and after `end`. */
   scope: Scope | null;
   sessionId: string | null;
+  /** The call's start generation as this connection's `start` left it (a dropped call's end names it). */
+  generation: number;
+  /** The call this connection ended: a turn of it re-sent after `end` is still answered as a duplicate. */
+  ended: { scope: Scope; sessionId: string } | null;
   /** seq of the last acked turn of this call. */
   seq: number;
   /** Encoding of the last request (live events follow the subscribe request's encoding). */
@@ -62,5 +66,5 @@ export function afterBarrier(ctx: GatewayContext, c: Connection, task: () => voi
 
 /** Fresh state for an authenticated upgrade. */
 export function newConnection(tenantId: string): Connection {
-  return { tenantId, scope: null, sessionId: null, seq: 0, binary: false, closed: false, barrier: null, congested: false, subs: new Map() };
+  return { tenantId, scope: null, sessionId: null, generation: 0, ended: null, seq: 0, binary: false, closed: false, barrier: null, congested: false, subs: new Map() };
 }

@@ -13,6 +13,7 @@ import { afterBarrier, send, sendError, type Connection, type Socket } from './w
  */
 
 const notStarted = () => new MemgateError('not_started', 'send start before append, search or end');
+const callEnded = (sessionId: string) => new MemgateError('not_started', `session "${sessionId}" has ended; send start with this sessionId to reopen it, or start a new session`);
 
 /** `{op:"append"}` → `{op:"ack", id, turnId, seq, duplicate}`. */
 export function handleAppend(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
@@ -30,7 +31,10 @@ export function handleAppend(ctx: GatewayContext, ws: Socket, c: Connection, fra
 function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnInput, id: RequestId, isBinary: boolean, t0: number, deferred: boolean): void | Promise<void> {
   const scope = c.scope;
   const sessionId = c.sessionId;
-  if (scope === null || sessionId === null) return cork(ws, c, deferred, () => sendError(ctx, ws, c, isBinary, id, notStarted()));
+  if (scope === null || sessionId === null) {
+    if (c.ended === null || input.turnId === undefined) return cork(ws, c, deferred, () => sendError(ctx, ws, c, isBinary, id, notStarted()));
+    return appendAfterEnd(ctx, ws, c, c.ended, input.turnId, id, isBinary, t0);
+  }
   let result: AckReply | Promise<AckReply>;
   try {
     result = ctx.service.appendTurn(scope, sessionId, input);
@@ -55,6 +59,19 @@ function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnIn
       },
     )
     .catch((err: unknown) => ctx.logger.error('ws append reply failed', { err }));
+}
+
+/** A turn sent after this connection's `end`: a re-sent stored turn is acked as the duplicate it is; a new one is refused. */
+function appendAfterEnd(ctx: GatewayContext, ws: Socket, c: Connection, call: { scope: Scope; sessionId: string }, turnId: string, id: RequestId, isBinary: boolean, t0: number): Promise<void> {
+  ctx.inflight.enter();
+  return ctx.service
+    .storedAck(call.scope, turnId)
+    .then(
+      (stored) => cork(ws, c, true, () => (stored ? ack(ctx, ws, c, stored, id, isBinary, t0, call.scope, call.sessionId) : sendError(ctx, ws, c, isBinary, id, callEnded(call.sessionId)))),
+      (err: unknown) => cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err)),
+    )
+    .catch((err: unknown) => ctx.logger.error('ws append reply failed', { err }))
+    .finally(() => ctx.inflight.leave());
 }
 
 function ack(ctx: GatewayContext, ws: Socket, c: Connection, r: AckReply, id: RequestId, isBinary: boolean, t0: number, scope: Scope, sessionId: string): void {
@@ -99,14 +116,21 @@ export function handleStart(ctx: GatewayContext, ws: Socket, c: Connection, fram
     async () => {
       try {
         const started = await ctx.service.startSessionEncoded(scope, req.sessionId);
+        ctx.drops.cancel(scope.tenantId, started.sessionId);
+        // Another call left live on this connection is abandoned by it: it ends as a dropped call would.
+        if (c.scope !== null && c.sessionId !== null && c.sessionId !== started.sessionId) ctx.drops.schedule(c.scope, c.sessionId, c.generation, c.seq);
         if (c.scope === null && !c.closed) ctx.metrics.activeCalls++;
         c.scope = scope;
         c.sessionId = started.sessionId;
+        c.generation = started.generation;
+        c.ended = null;
         c.seq = 0;
-        const frame = encodeContextReply(id, started.sessionId, started.context, started.tookMs, isBinary);
+        // Closed while starting: the call was started for a socket that is gone, so it is a dropped call.
+        if (c.closed) ctx.drops.schedule(scope, started.sessionId, started.generation, 0);
+        const frame = encodeContextReply(id, started.sessionId, started.context, started.tookMs, isBinary, started.reopened);
         cork(ws, c, true, () => send(ctx, ws, c, frame, isBinary));
         ctx.metrics.start.observe(performance.now() - t0);
-        ctx.outbox.push(scopeEvent('session.started', scope, started.sessionId, {}));
+        ctx.outbox.push(scopeEvent('session.started', scope, started.sessionId, started.reopened ? { reopened: true } : {}));
       } catch (err) {
         cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
       }
@@ -155,8 +179,9 @@ export function handleEnd(ctx: GatewayContext, ws: Socket, c: Connection, id: Re
         if (c.scope !== null && !c.closed) ctx.metrics.activeCalls--;
         c.scope = null;
         c.sessionId = null;
+        c.ended = { scope, sessionId };
         cork(ws, c, true, () => send(ctx, ws, c, encodeFrame({ op: 'ended', id }, isBinary), isBinary));
-        ctx.outbox.push(scopeEvent('session.ended', scope, sessionId, { lastSeq: c.seq }));
+        ctx.outbox.push(scopeEvent('session.ended', scope, sessionId, { reason: 'end', lastSeq: c.seq }));
       } catch (err) {
         cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
       }

@@ -54,6 +54,8 @@ export function wsBehavior(ctx: GatewayContext, sockets: Set<Socket>): WebSocket
       sockets.delete(ws);
       metrics.connections--;
       if (c.scope) metrics.activeCalls--;
+      // Closed without `end`: the call ends after the grace unless the client reconnects and starts it again.
+      if (c.scope && c.sessionId) ctx.drops.schedule(c.scope, c.sessionId, c.generation, c.seq);
       if (c.subs.size > 0) ctx.relay.removeAll(c.subs);
     },
   };

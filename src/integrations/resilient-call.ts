@@ -10,8 +10,8 @@ export interface IntegrationLogger {
 
 /** Options of a memgate call held on behalf of a voice framework. */
 export interface ResilientCallOptions {
-  /** memgate's base URL (`http://host:7700`) or WebSocket URL. */
-  url: string;
+  /** memgate's base URL (`http://host:7700`) or WebSocket URL; several (gateways of one cluster): reconnects go to the next. */
+  url: string | readonly string[];
   /** API key (none in open dev mode). */
   token?: string;
   agentId: string;
@@ -33,6 +33,9 @@ export interface ResilientCallOptions {
   /** WebSocket implementation (default: the `ws` package). */
   socket?: SocketFactory;
 }
+
+/** Refusals of the call itself that no retry can change (a conflict: the session id belongs to another user). */
+const FINAL_CODES: ReadonlySet<string> = new Set(['conflict', 'bad_request', 'unauthorized', 'forbidden']);
 
 /** Appends sent at once from the head of the queue (one WebSocket keeps them in order). */
 const BATCH = 64;
@@ -139,7 +142,8 @@ export class ResilientCall {
     const deadline = performance.now() + timeoutMs;
     while ((this.queue.length > 0 || this.pumping) && performance.now() < deadline) await sleep(20);
     let ended = false;
-    while (!ended && this.queue.length === 0 && performance.now() < deadline) {
+    // A refused call (closed) has nothing to end.
+    while (!ended && !this.closed && this.queue.length === 0 && performance.now() < deadline) {
       const client = await within(this.connect(), deadline - performance.now());
       if (client) {
         try {
@@ -154,7 +158,7 @@ export class ResilientCall {
       }
       if (!ended) await sleep(Math.min(this.retryMs, Math.max(0, deadline - performance.now())));
     }
-    if (!ended) this.log('warn', 'memgate: call closed before memory caught up; undelivered turns are lost', { queued: this.queue.length, sessionId: this.sessionId });
+    if (!ended && !this.closed) this.log('warn', 'memgate: call closed before memory caught up; undelivered turns are lost', { queued: this.queue.length, sessionId: this.sessionId });
     this.closed = true;
     this.queue.length = 0;
     await this.client?.close().catch(() => undefined);
@@ -194,7 +198,8 @@ export class ResilientCall {
         return client;
       } catch (err) {
         await client?.close().catch(() => undefined);
-        this.markDegraded(err);
+        if (err instanceof MemgateError && FINAL_CODES.has(err.code)) this.refuse(err);
+        else this.markDegraded(err);
         return null;
       } finally {
         this.connecting = null;
@@ -235,6 +240,14 @@ export class ResilientCall {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** memgate refused the call itself (the session id is someone else's, a bad key): retrying cannot help, so memory is off for this call. */
+  private refuse(err: MemgateError): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.log('warn', 'memgate: call refused, memory is off for this call; queued turns are dropped', { code: err.code, err: err.message, queued: this.queue.length, sessionId: this.sessionId });
+    this.queue.length = 0;
   }
 
   private settle(turn: AppendParams): void {

@@ -12,21 +12,31 @@ export interface AppendOutcome {
   pendingTokens: number;
 }
 
-/** Where a session lives: HTTP turn appends carry only the session id. */
-export interface SessionRecord {
+/** A session start as the caller asks for it (the buffer numbers its starts). */
+export interface NewSession {
   sessionId: string;
   scope: Scope;
   startedAt: number;
   endedAt: number | null;
 }
 
+/** Where a session lives: HTTP turn appends carry only the session id. */
+export interface SessionRecord extends NewSession {
+  /**
+   * How many times the session was started (1 after the first open). A deferred end names the
+   * generation it saw, so a reconnect that started the call again, on any gateway, outlives it.
+   */
+  generation: number;
+}
+
 /**
- * What `openSession` did: `opened` a new id, found it `existing` for the same owner, or a
+ * What `openSession` did: `opened` a new id; `existing`: started again by its owner while live (a
+ * reconnect before the end); `reopened`: started again by its owner after it ended (live again);
  * `conflict`: the id belongs to another agent or user of the tenant and nothing changed.
- * `session` is the stored record (the owner's, on a conflict).
+ * `session` is the stored record after the open (the owner's, on a conflict).
  */
 export interface OpenOutcome {
-  status: 'opened' | 'existing' | 'conflict';
+  status: 'opened' | 'existing' | 'reopened' | 'conflict';
   session: SessionRecord;
 }
 
@@ -49,14 +59,20 @@ export interface TurnBuffer {
   /** Tokens currently buffered for the user. */
   pendingTokens(scope: Scope): Promise<number>;
   /**
-   * Record a session start, atomically: the first open of an id fixes its owner (idempotent for
-   * that owner); an open by another agent or user is a `conflict` and changes nothing, however they race.
+   * Record a session start, atomically: the first open of an id fixes its owner; each later open by
+   * that owner bumps the generation and makes an ended session live again (startedAt stays); an open
+   * by another agent or user is a `conflict` and changes nothing, however they race.
    */
-  openSession(record: SessionRecord): Promise<OpenOutcome>;
+  openSession(record: NewSession): Promise<OpenOutcome>;
   /** Look a session up by id within a tenant; null when unknown. */
   getSession(tenantId: string, sessionId: string): Promise<SessionRecord | null>;
-  /** Mark a session ended. */
-  endSession(tenantId: string, sessionId: string, endedAt: number): Promise<void>;
+  /**
+   * Mark a session ended; true when a stored session was marked. With `ifGeneration`, only a live
+   * session still at that generation is (a deferred end that a later start must cancel, atomically).
+   */
+  endSession(tenantId: string, sessionId: string, endedAt: number, ifGeneration?: number): Promise<boolean>;
+  /** The seq a stored turnId was given (also after the turn left the buffer); null when unknown. */
+  seqOf(scope: Scope, turnId: string): Promise<number | null>;
   /** Forget the user: turns, idempotency keys, sessions. */
   forget(scope: Scope): Promise<void>;
   close(): Promise<void>;

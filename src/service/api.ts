@@ -13,6 +13,10 @@ export interface EncodedStart {
   sessionId: string;
   context: EncodedContext;
   tookMs: number;
+  /** The start made an ended call of the same owner live again (a reconnect after the end). */
+  reopened: boolean;
+  /** The session's start generation after this start: a deferred end of this call names it. */
+  generation: number;
 }
 
 export interface SearchOptions {
@@ -32,7 +36,11 @@ export type { ExtractionReport };
 export type TimelineEntity = Omit<TemporalEntity, 'status'> & { status: TemporalEntity['status'] | 'expired' };
 
 export interface MemoryApi {
-  /** Session start: one read of the context cache (refilled from the hot document on a miss). A session id held by another agent or user is refused with `conflict`. */
+  /**
+   * Session start: one read of the context cache (refilled from the hot document on a miss). The id of
+   * an ended call of the same owner reopens it (`reopened: true`); one held by another agent or user is
+   * refused with `conflict`.
+   */
   startSession(scope: Scope, sessionId?: string): Promise<ContextReply>;
   /** Session start with the context left as the cache stores it, for replies that splice its bytes. */
   startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart>;
@@ -44,8 +52,13 @@ export interface MemoryApi {
   session(tenantId: string, sessionId: string): Promise<SessionRecord | null>;
   /** memory_search: the cascade. */
   search(scope: Scope, query: string, options?: SearchOptions): Promise<SearchReply>;
-  /** End of call: pending turns become eligible for extraction (a job is published). */
-  endSession(scope: Scope, sessionId: string): Promise<void>;
+  /**
+   * End of call: pending turns become eligible for extraction (a job is published). With `ifGeneration`
+   * (a dropped call's deferred end) only a live call not started again since; true when it ended the call.
+   */
+  endSession(scope: Scope, sessionId: string, options?: { ifGeneration?: number }): Promise<boolean>;
+  /** The ack of a stored turnId (re-sent after its call ended), `duplicate: true`; null when never stored. */
+  storedAck(scope: Scope, turnId: string): Promise<AckReply | null>;
   /** Run extraction for the user now and wait for its commit. */
   flush(scope: Scope): Promise<ExtractionReport>;
   /** Bi-temporal timeline; `history` false = active, unexpired only. An active ephemeral record past `expiresAt` reads `expired`. */

@@ -94,7 +94,7 @@ export class MemoryService implements MemoryApi {
 
   async startSession(scope: Scope, sessionId?: string): Promise<ContextReply> {
     const started = await this.startSessionEncoded(scope, sessionId);
-    return { sessionId: started.sessionId, ...contextFields(started.context), tookMs: started.tookMs };
+    return { sessionId: started.sessionId, ...contextFields(started.context), tookMs: started.tookMs, ...(started.reopened ? { reopened: true as const } : {}) };
   }
 
   async startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart> {
@@ -104,7 +104,7 @@ export class MemoryService implements MemoryApi {
     // The context read runs beside the open: a conflict wastes one cache read, every other start saves a round trip.
     const [opened, context] = await Promise.all([this.ports.buffer.openSession({ sessionId: id, scope, startedAt: now, endedAt: null }), this.contextOf(scope, now)]);
     if (opened.status === 'conflict') throw sessionConflict(id);
-    return { sessionId: id, context, tookMs: round(performance.now() - t0) };
+    return { sessionId: id, context, tookMs: round(performance.now() - t0), reopened: opened.status === 'reopened', generation: opened.session.generation };
   }
 
   /** The context a session start would hand the agent now, without starting one (dashboards). */
@@ -217,9 +217,16 @@ export class MemoryService implements MemoryApi {
     return { results, tookMs: round(performance.now() - t0), ...(partial ? { partial: true } : {}) };
   }
 
-  async endSession(scope: Scope, sessionId: string): Promise<void> {
-    await this.ports.buffer.endSession(scope.tenantId, sessionId, this.clock.now());
-    if ((await this.ports.buffer.pendingTokens(scope)) > 0) this.publishJob(scope, 'end');
+  async endSession(scope: Scope, sessionId: string, options: { ifGeneration?: number } = {}): Promise<boolean> {
+    const ended = await this.ports.buffer.endSession(scope.tenantId, sessionId, this.clock.now(), options.ifGeneration);
+    // An unconditional end publishes even for an unknown session: its turns may be buffered all the same.
+    if ((ended || options.ifGeneration === undefined) && (await this.ports.buffer.pendingTokens(scope)) > 0) this.publishJob(scope, 'end');
+    return ended;
+  }
+
+  async storedAck(scope: Scope, turnId: string): Promise<AckReply | null> {
+    const seq = await this.ports.buffer.seqOf(scope, turnId);
+    return seq === null ? null : { turnId, seq, duplicate: true };
   }
 
   /** Extract the user now and wait for the commit: see FlushFlights (waits for a run in progress, shares concurrent flushes). */

@@ -135,7 +135,7 @@ describe('SqliteTurnBuffer (adapter-only)', () => {
       expect((await buffer.append(scope, 's-r', { ...inputs[0]! })).duplicate).toBe(true);
       expect((await buffer.append(scope, 's-r', { ...inputs[2]! })).duplicate).toBe(true);
       expect((await buffer.append(scope, 's-r', makeTurnInput())).turn.seq).toBe(4);
-      expect(await buffer.getSession(scope.tenantId, 's-r')).toEqual({ sessionId: 's-r', scope, startedAt: 10, endedAt: null });
+      expect(await buffer.getSession(scope.tenantId, 's-r')).toEqual({ sessionId: 's-r', scope, startedAt: 10, endedAt: null, generation: 1 });
     } finally {
       db.close();
     }

@@ -163,18 +163,60 @@ export function turnBufferContract(name: string, make: () => Promise<TurnBuffer>
       await expect(buffer().remove(scope, ['x'])).resolves.toBeUndefined();
     });
 
-    it('records sessions idempotently, finds them by tenant + id, and marks them ended', async () => {
+    it('records sessions, finds them by tenant + id, and marks them ended', async () => {
       const scope = randomScope();
       const sessionId = rid('s-');
       expect(await buffer().getSession(scope.tenantId, sessionId)).toBeNull();
       const record = { sessionId, scope, startedAt: 1_772_359_200_000, endedAt: null };
-      await buffer().openSession(record);
-      await buffer().openSession({ ...record });
-      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual(record);
+      expect(await buffer().openSession(record)).toEqual({ status: 'opened', session: { ...record, generation: 1 } });
+      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual({ ...record, generation: 1 });
       expect(await buffer().getSession(rid('t-'), sessionId)).toBeNull();
-      await buffer().endSession(scope.tenantId, sessionId, 1_772_359_260_000);
-      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual({ ...record, endedAt: 1_772_359_260_000 });
-      await expect(buffer().endSession(scope.tenantId, rid('unknown-'), 1)).resolves.toBeUndefined();
+      expect(await buffer().endSession(scope.tenantId, sessionId, 1_772_359_260_000)).toBe(true);
+      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual({ ...record, endedAt: 1_772_359_260_000, generation: 1 });
+      expect(await buffer().endSession(scope.tenantId, rid('unknown-'), 1)).toBe(false);
+      expect(await buffer().getSession(scope.tenantId, rid('unknown-'))).toBeNull();
+    });
+
+    it('a start by the owner is a reconnect: the next generation, an ended session live again, startedAt kept', async () => {
+      const scope = randomScope();
+      const sessionId = rid('s-');
+      const record = { sessionId, scope, startedAt: 100, endedAt: null };
+      await buffer().openSession(record);
+      // Started again while live (a reconnect within the grace).
+      expect(await buffer().openSession({ ...record, startedAt: 200 })).toEqual({ status: 'existing', session: { ...record, generation: 2 } });
+      await buffer().endSession(scope.tenantId, sessionId, 300);
+      // Started again after the end: reopened.
+      expect(await buffer().openSession({ ...record, startedAt: 400 })).toEqual({ status: 'reopened', session: { ...record, generation: 3 } });
+      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual({ ...record, generation: 3 });
+    });
+
+    it('a deferred end names a generation: a start since, or an end since, makes it do nothing', async () => {
+      const scope = randomScope();
+      const sessionId = rid('s-');
+      await buffer().openSession({ sessionId, scope, startedAt: 1, endedAt: null });
+      await buffer().openSession({ sessionId, scope, startedAt: 2, endedAt: null });
+      // The socket of generation 1 dropped; generation 2 reconnected meanwhile.
+      expect(await buffer().endSession(scope.tenantId, sessionId, 10, 1)).toBe(false);
+      expect((await buffer().getSession(scope.tenantId, sessionId))?.endedAt).toBeNull();
+      expect(await buffer().endSession(scope.tenantId, sessionId, 20, 2)).toBe(true);
+      expect((await buffer().getSession(scope.tenantId, sessionId))?.endedAt).toBe(20);
+      // Already ended: a second deferred end of the same generation keeps the first end time.
+      expect(await buffer().endSession(scope.tenantId, sessionId, 30, 2)).toBe(false);
+      expect((await buffer().getSession(scope.tenantId, sessionId))?.endedAt).toBe(20);
+      expect(await buffer().endSession(scope.tenantId, rid('unknown-'), 1, 1)).toBe(false);
+    });
+
+    it('finds the seq of a stored turnId, also after the turn left the buffer; null for one never stored', async () => {
+      const scope = randomScope();
+      const first = makeTurnInput({ turnId: rid('t-') });
+      const second = makeTurnInput({ turnId: rid('t-') });
+      await buffer().append(scope, 's-1', first);
+      await buffer().append(scope, 's-1', second);
+      expect(await buffer().seqOf(scope, second.turnId)).toBe(2);
+      await buffer().remove(scope, [first.turnId]);
+      expect(await buffer().seqOf(scope, first.turnId)).toBe(1);
+      expect(await buffer().seqOf(scope, rid('never-'))).toBeNull();
+      expect(await buffer().seqOf(sibling(scope), second.turnId)).toBeNull();
     });
 
     it('gives a session id one owner: another user or agent of the tenant gets a conflict and changes nothing', async () => {
@@ -182,8 +224,8 @@ export function turnBufferContract(name: string, make: () => Promise<TurnBuffer>
       const bob = sibling(alice);
       const otherAgent = { ...alice, agentId: rid('agent-') };
       const sessionId = rid('shared-');
-      const aliceRecord = { sessionId, scope: alice, startedAt: 10, endedAt: null };
-      expect(await buffer().openSession(aliceRecord)).toEqual({ status: 'opened', session: aliceRecord });
+      const aliceRecord = { sessionId, scope: alice, startedAt: 10, endedAt: null, generation: 1 };
+      expect(await buffer().openSession({ sessionId, scope: alice, startedAt: 10, endedAt: null })).toEqual({ status: 'opened', session: aliceRecord });
       expect(await buffer().openSession({ sessionId, scope: bob, startedAt: 20, endedAt: null })).toEqual({ status: 'conflict', session: aliceRecord });
       expect((await buffer().openSession({ sessionId, scope: otherAgent, startedAt: 30, endedAt: null })).status).toBe('conflict');
       expect(await buffer().getSession(alice.tenantId, sessionId)).toEqual(aliceRecord);
@@ -232,7 +274,7 @@ export function turnBufferContract(name: string, make: () => Promise<TurnBuffer>
 
       expect(await buffer().list(b)).toHaveLength(2);
       expect(await buffer().pendingTokens(b)).toBe(10);
-      expect(await buffer().getSession(b.tenantId, sessB.sessionId)).toEqual(sessB);
+      expect(await buffer().getSession(b.tenantId, sessB.sessionId)).toEqual({ ...sessB, generation: 1 });
       expect(await buffer().list(otherTenant)).toHaveLength(2);
       expect((await buffer().append(otherTenant, 's-x', { ...victim })).duplicate).toBe(true);
     });

@@ -65,11 +65,12 @@ export class ScriptedUser {
  * documents, cold turns and ACUs on SQLite) with a worker extracting, under its own key
  * prefix, stream and subjects.
  */
-export async function startProductionTestServer(redisUrl: string, natsUrl: string, name: string): Promise<TestServer> {
+export async function startProductionTestServer(redisUrl: string, natsUrl: string, name: string, server: Record<string, unknown> = {}): Promise<TestServer> {
   const tag = randomBytes(4).toString('hex');
   return startTestServer({
     workers: true,
     config: {
+      server,
       adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder: 'offline' },
       redis: { url: redisUrl, keyPrefix: `${name}:${tag}:` },
       nats: { servers: natsUrl, stream: `${name.toUpperCase()}_${tag}`, subjectPrefix: `${name}${tag}` },

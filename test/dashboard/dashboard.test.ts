@@ -237,6 +237,36 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     }
   }, 30_000);
 
+  it('a call whose socket drops without end is shown ended, as dropped, after the grace; one ended by the agent says so', async () => {
+    const grace = await startTestServer({ config: { server: { dropGraceMs: 300 } } });
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${grace.base}/dashboard`);
+      await page.locator('#conn[data-state=live]').waitFor({ timeout: 5000 });
+      const dropped = await WsTester.open(grace.wsUrl);
+      const lost = (await dropped.request({ op: 'start', agentId: 'drop', userId: 'caller' }))['sessionId'] as string;
+      await dropped.request({ op: 'append', role: 'user', text: 'My name is Ravi.', turnId: 'd-1' });
+      const ended = await WsTester.open(grace.wsUrl);
+      const done = (await ended.request({ op: 'start', agentId: 'drop', userId: 'other' }))['sessionId'] as string;
+      await page.locator(`#calls-table tr[data-session="${lost}"]`).waitFor({ timeout: 2000 });
+      dropped.ws.terminate();
+      await ended.request({ op: 'end' });
+      await page.locator(`#ended-table tr[data-session="${lost}"][data-reason="dropped"]`).waitFor({ timeout: 5000 });
+      expect(await page.textContent(`#ended-table tr[data-session="${lost}"] .reason`)).toContain('dropped');
+      expect(await page.locator(`#calls-table tr[data-session="${lost}"]`).count()).toBe(0);
+      await page.locator(`#ended-table tr[data-session="${done}"][data-reason="end"]`).waitFor({ timeout: 2000 });
+      // The page read afresh (a reload reads /v1/calls) shows the same.
+      await page.reload();
+      await page.locator(`#ended-table tr[data-session="${lost}"][data-reason="dropped"]`).waitFor({ timeout: 5000 });
+      await page.screenshot({ path: join(SHOTS, 'ended-calls.png') });
+      await ended.close();
+    } finally {
+      await context.close();
+      await grace.close();
+    }
+  }, 30_000);
+
   it('a dropped notice is shown with its count and the page re-reads state over HTTP', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -34,6 +34,31 @@ describe('LiveState (dashboard reads kept from events)', () => {
     expect((live.calls('T') as any).ended[0]).toMatchObject({ sessionId: 's1', endedAt: now });
   });
 
+  it('shows how a call ended (end, dropped, idle) and continues a reopened call instead of counting it anew', () => {
+    const live = new LiveState(3, () => now);
+    live.onEvent(ev('session.started', {}, { sessionId: 'kept' }));
+    live.onEvent(ev('turn.appended', { seq: 1, ackMs: 1 }, { sessionId: 'kept' }));
+    // Its socket dropped: ended by the gateway after the grace, with the reason.
+    live.onEvent(ev('session.ended', { reason: 'dropped', lastSeq: 1 }, { sessionId: 'kept' }));
+    let calls = live.calls('T') as any;
+    expect(calls.calls).toEqual([]);
+    expect(calls.ended[0]).toMatchObject({ sessionId: 'kept', endReason: 'dropped', turns: 1 });
+    // The caller reconnects: the same call is live again with its turns.
+    live.onEvent(ev('session.started', { reopened: true }, { sessionId: 'kept' }));
+    live.onEvent(ev('turn.appended', { seq: 2, ackMs: 1 }, { sessionId: 'kept' }));
+    calls = live.calls('T') as any;
+    expect(calls.calls).toEqual([expect.objectContaining({ sessionId: 'kept', turns: 2, reopens: 1, endedAt: null, endReason: null })]);
+    expect(calls.ended).toEqual([]);
+    live.onEvent(ev('session.ended', { reason: 'end' }, { sessionId: 'kept' }));
+    expect((live.calls('T') as any).ended[0]).toMatchObject({ sessionId: 'kept', endReason: 'end' });
+    // An HTTP call nobody ended: after 30 minutes without an event it is shown ended, as idle.
+    live.onEvent(ev('session.started', {}, { sessionId: 'forgotten' }));
+    now += 31 * 60_000;
+    calls = live.calls('T') as any;
+    expect(calls.calls).toEqual([]);
+    expect(calls.ended[0]).toMatchObject({ sessionId: 'forgotten', endReason: 'idle' });
+  });
+
   it('the extraction lane: queued, running, committed, failed, dead-lettered, errors with reasons', () => {
     const live = new LiveState(3, () => now);
     live.onEvent(ev('session.ended', {}, { userId: 'q' }));

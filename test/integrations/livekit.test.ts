@@ -6,6 +6,7 @@ import { AgentSessionEventTypes, initializeLogger, JobContext, runWithJobContext
 import * as openai from '@livekit/agents-plugin-openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatResults, MemgateMemory, type IntegrationLogger } from '../../src/integrations/livekit/index.ts';
+import { startGateway } from '../../src/gateway/server.ts';
 import { startTestServer, uniq, type TestServer } from '../gateway/support/real-server.ts';
 import { http } from '../gateway/support/ws-tester.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
@@ -180,6 +181,46 @@ describe('memgate/livekit on a real voice.AgentSession', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('a gateway that drains mid-call (1001): the plugin moves to the next URL, reopens the call, every item stored once', async () => {
+    const a = await startTestServer();
+    const b = await startGateway(a.runtime);
+    try {
+      expect((await http(a.base, 'PUT', '/v1/agents/estate/schema', { body: schema })).status).toBe(200);
+      const userId = uniq('drain');
+      const memory = await MemgateMemory.start({ url: [a.base, `http://127.0.0.1:${b.port}`], agentId: 'estate', userId, logger: captureLog(), minRetryMs: 50, maxRetryMs: 200 });
+      const session = await newSession(memory, 'You are Maya.');
+      fake.scriptChat(['Noted, 90 lakhs.']);
+      await session.run({ userInput: 'My budget is 90 lakhs.' }).wait();
+      await waitFor(() => memory.call.queued === 0, 5000, 'first turns delivered');
+      await a.gateway.close({ drainTimeoutMs: 1000 });
+      fake.scriptChat(['A 3 BHK, noted.']);
+      await session.run({ userInput: 'And a 3 BHK please.' }).wait();
+      await waitFor(() => memory.call.queued === 0, 10_000, 'turns delivered through the second gateway');
+      await session.close();
+      await memory.end();
+      const items = session.history.items.filter((i) => i.type === 'message').map((i) => i.id);
+      expect((await turnsOf({ ...a, base: `http://127.0.0.1:${b.port}` }, 'estate', userId)).map((t) => t['turnId'])).toEqual(items);
+      expect((await a.runtime.service.session('default', memory.sessionId))?.endedAt).not.toBeNull();
+    } finally {
+      await b.close({ drainTimeoutMs: 1000 });
+      await a.close();
+    }
+  });
+
+  it('a session id that belongs to another user is refused once: memory is off for the call, nothing retried or stored', async () => {
+    const sessionId = uniq('taken');
+    await srv.runtime.service.startSession({ tenantId: 'default', agentId: 'estate', userId: uniq('owner') }, sessionId);
+    const log = captureLog();
+    const userId = uniq('intruder');
+    const memory = await MemgateMemory.start({ url: srv.base, agentId: 'estate', userId, sessionId, logger: log, minRetryMs: 20, maxRetryMs: 50 });
+    expect(memory.context).toBeNull();
+    memory.call.append({ role: 'user', text: 'My budget is 70 lakhs.', turnId: 'i-1' });
+    await new Promise((r) => setTimeout(r, 200));
+    await memory.end();
+    expect(log.lines.filter((l) => /call refused/.test(l))).toHaveLength(1);
+    expect(await turnsOf(srv, 'estate', userId)).toEqual([]);
   });
 
   it('inside a LiveKit job, the call is ended before the job shuts down (a shutdown callback)', async () => {

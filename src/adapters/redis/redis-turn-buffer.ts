@@ -23,7 +23,7 @@
 import type { Redis } from 'ioredis';
 import { turnFields } from '../../core/turn-fields.ts';
 import type { Scope, Turn } from '../../core/types.ts';
-import type { AppendOutcome, OpenOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
+import type { AppendOutcome, NewSession, OpenOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
 import { MemgateError } from '../../core/errors.ts';
 import { CONFIG_DEFAULTS } from '../../config/config-schema.ts';
 import { guarded } from './create-redis.ts';
@@ -129,7 +129,7 @@ export class RedisTurnBuffer implements TurnBuffer {
     return value === null ? 0 : Number(value);
   }
 
-  async openSession(record: SessionRecord): Promise<OpenOutcome> {
+  async openSession(record: NewSession): Promise<OpenOutcome> {
     const { scope } = record;
     // The index entry first, so `forget` finds every session hash. One connection runs commands
     // in the order they were sent: both go in one auto-pipelined write, one round trip on the start path.
@@ -138,31 +138,47 @@ export class RedisTurnBuffer implements TurnBuffer {
       'openSession',
       Promise.all([
         this.redis.sadd(this.keys(scope).sessions, record.sessionId),
-        this.openScript([key], [scope.tenantId, scope.agentId, scope.userId, record.startedAt, this.sessionTtlMs]) as Promise<[OpenOutcome['status'], string, string, string, string | null]>,
+        this.openScript([key], [scope.tenantId, scope.agentId, scope.userId, record.startedAt, this.sessionTtlMs]) as Promise<[OpenOutcome['status'], string, string, string, string | null, number]>,
       ]),
     );
-    const [status, agentId, userId, startedAt, endedAt] = reply;
-    const session: SessionRecord = { sessionId: record.sessionId, scope: { tenantId: scope.tenantId, agentId, userId }, startedAt: Number(startedAt), endedAt: endedAt ? Number(endedAt) : null };
+    const [status, agentId, userId, startedAt, endedAt, generation] = reply;
+    const session: SessionRecord = {
+      sessionId: record.sessionId,
+      scope: { tenantId: scope.tenantId, agentId, userId },
+      startedAt: Number(startedAt),
+      endedAt: endedAt ? Number(endedAt) : null,
+      generation: Number(generation),
+    };
     // The SADD above put the id in this user's index: take it out again (the owner's session is never this user's to forget).
     if (status === 'conflict') await guarded('openSession', this.redis.srem(this.keys(scope).sessions, record.sessionId));
-    else if (status === 'opened' && record.endedAt !== null) await this.endSession(scope.tenantId, record.sessionId, record.endedAt);
+    else if (status === 'opened' && record.endedAt !== null) {
+      await this.endSession(scope.tenantId, record.sessionId, record.endedAt);
+      session.endedAt = record.endedAt;
+    }
     return { status, session };
   }
 
   async getSession(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
     const h = await guarded('getSession', this.redis.hgetall(sessionKey(this.prefix, tenantId, sessionId)));
-    const { agentId, userId, startedAt, endedAt } = h;
+    const { agentId, userId, startedAt, endedAt, generation } = h;
     if (agentId === undefined || userId === undefined || startedAt === undefined) return null;
     return {
       sessionId,
       scope: { tenantId: h['tenantId'] ?? tenantId, agentId, userId },
       startedAt: Number(startedAt),
       endedAt: endedAt === undefined ? null : Number(endedAt),
+      generation: generation === undefined ? 1 : Number(generation),
     };
   }
 
-  async endSession(tenantId: string, sessionId: string, endedAt: number): Promise<void> {
-    await guarded('endSession', this.endScript([sessionKey(this.prefix, tenantId, sessionId)], [endedAt, this.sessionTtlMs]));
+  async endSession(tenantId: string, sessionId: string, endedAt: number, ifGeneration?: number): Promise<boolean> {
+    const marked = await guarded('endSession', this.endScript([sessionKey(this.prefix, tenantId, sessionId)], [endedAt, this.sessionTtlMs, ifGeneration ?? '']));
+    return marked === 1;
+  }
+
+  async seqOf(scope: Scope, turnId: string): Promise<number | null> {
+    const seq = await guarded('seqOf', this.redis.hget(this.keys(scope).ids, turnId));
+    return seq === null ? null : Number(seq);
   }
 
   async forget(scope: Scope): Promise<void> {

@@ -80,24 +80,40 @@ return {removed, pending}
 
 /**
  * KEYS: session. ARGV: tenantId, agentId, userId, startedAt, ttlMs (0 = none). The first open
- * fixes the owner, in one atomic step (two users racing for one id get one owner). Returns
- * {status opened | existing | conflict, agentId, userId, startedAt, endedAt or false}.
+ * fixes the owner, in one atomic step (two users racing for one id get one owner); a later open by
+ * the owner is a reconnect: the next generation, live again. Returns {status opened | existing |
+ * reopened | conflict, agentId, userId, startedAt, endedAt or false, generation}.
  */
 export const OPEN_SESSION = `
-local h = redis.call('HMGET', KEYS[1], 'agentId', 'userId', 'startedAt', 'endedAt')
+local h = redis.call('HMGET', KEYS[1], 'agentId', 'userId', 'startedAt', 'endedAt', 'generation')
 if h[1] then
+  if h[1] ~= ARGV[2] or h[2] ~= ARGV[3] then return {'conflict', h[1], h[2], h[3], h[4] or false, tonumber(h[5] or '1')} end
+  -- A session stored before generations existed is generation 1.
+  local gen = redis.call('HINCRBY', KEYS[1], 'generation', h[5] and 1 or 2)
   local status = 'existing'
-  if h[1] ~= ARGV[2] or h[2] ~= ARGV[3] then status = 'conflict' end
-  return {status, h[1], h[2], h[3], h[4] or false}
+  if h[4] then
+    status = 'reopened'
+    redis.call('HDEL', KEYS[1], 'endedAt')
+  end
+  if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end
+  return {status, h[1], h[2], h[3], false, gen}
 end
-redis.call('HSET', KEYS[1], 'tenantId', ARGV[1], 'agentId', ARGV[2], 'userId', ARGV[3], 'startedAt', ARGV[4])
+redis.call('HSET', KEYS[1], 'tenantId', ARGV[1], 'agentId', ARGV[2], 'userId', ARGV[3], 'startedAt', ARGV[4], 'generation', 1)
 if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end
-return {'opened', ARGV[2], ARGV[3], ARGV[4], false}
+return {'opened', ARGV[2], ARGV[3], ARGV[4], false, 1}
 `;
 
-/** KEYS: session. ARGV: endedAt, ttlMs (0 = none). No-op for an unknown session (never creates a partial one). */
+/**
+ * KEYS: session. ARGV: endedAt, ttlMs (0 = none), generation ('' = any). No-op for an unknown
+ * session (never creates a partial one) and, given a generation, for a session started again
+ * since or already ended. Returns 1 when it marked the session ended.
+ */
 export const END_SESSION = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[3] ~= '' then
+  local h = redis.call('HMGET', KEYS[1], 'generation', 'endedAt')
+  if tonumber(h[1] or '1') ~= tonumber(ARGV[3]) or h[2] then return 0 end
+end
 redis.call('HSET', KEYS[1], 'endedAt', ARGV[1])
 if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1

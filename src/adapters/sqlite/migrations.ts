@@ -36,6 +36,7 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
       tenant_id TEXT NOT NULL, session_id TEXT NOT NULL,
       agent_id TEXT NOT NULL, user_id TEXT NOT NULL,
       started_at INTEGER NOT NULL, ended_at INTEGER,
+      generation INTEGER NOT NULL DEFAULT 1,
       PRIMARY KEY (tenant_id, session_id)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS tb_sessions_user ON tb_sessions (tenant_id, agent_id, user_id);
@@ -115,12 +116,13 @@ export function migrate(db: Database): void {
     db.exec('DROP INDEX IF EXISTS acu_items_gen');
     // Version 3: the vector engine's per-dimension vec0 tables, filled from the stored vectors.
     backfillVectorTables(db);
+    addColumnIfMissing(db, 'tb_sessions', 'generation', 'INTEGER NOT NULL DEFAULT 1');
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
   migrated.add(db);
 }
 
-/** Schema version 2 added columns; files made by version 1 get them here. */
+/** Versions 2 and 3 added columns; files made by earlier versions get them here. */
 function addColumnIfMissing(db: Database, table: string, column: string, decl: string): void {
   const columns = db.pragma(`table_info(${table})`) as Array<{ name: string }>;
   if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);

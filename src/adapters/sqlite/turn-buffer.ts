@@ -1,5 +1,5 @@
 import type { Scope, Turn } from '../../core/types.ts';
-import type { AppendOutcome, OpenOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
+import type { AppendOutcome, NewSession, OpenOutcome, SessionRecord, TurnBuffer } from '../../ports/turn-buffer.ts';
 import type { Database } from './database.ts';
 import { GroupCommit } from './group-commit.ts';
 import { migrate } from './migrations.ts';
@@ -33,7 +33,7 @@ export class SqliteTurnBuffer implements TurnBuffer {
   private readonly sessions: SqliteSessionTable;
   private readonly q;
   private readonly appends: GroupCommit<[Scope, string, TurnToAppend], AppendOutcome>;
-  private readonly opens: GroupCommit<[SessionRecord], OpenOutcome>;
+  private readonly opens: GroupCommit<[NewSession], OpenOutcome>;
   private readonly removeTx;
   private readonly forgetTx;
 
@@ -41,7 +41,7 @@ export class SqliteTurnBuffer implements TurnBuffer {
   constructor(db: Database) {
     migrate(db);
     this.sessions = new SqliteSessionTable(db);
-    this.opens = new GroupCommit(db, (record: SessionRecord) => this.sessions.open(record));
+    this.opens = new GroupCommit(db, (record: NewSession) => this.sessions.open(record));
     this.q = {
       user: db.prepare<[string, string, string], UserRow>('SELECT uid, pending_tokens FROM tb_users WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
       newUser: db.prepare<[string, string, string], { uid: number }>('INSERT INTO tb_users (tenant_id, agent_id, user_id) VALUES (?, ?, ?) RETURNING uid'),
@@ -91,7 +91,7 @@ export class SqliteTurnBuffer implements TurnBuffer {
     return this.user(scope)?.pending_tokens ?? 0;
   }
 
-  async openSession(record: SessionRecord): Promise<OpenOutcome> {
+  async openSession(record: NewSession): Promise<OpenOutcome> {
     return this.opens.run(record);
   }
 
@@ -100,9 +100,15 @@ export class SqliteTurnBuffer implements TurnBuffer {
     return this.sessions.get(tenantId, sessionId);
   }
 
-  async endSession(tenantId: string, sessionId: string, endedAt: number): Promise<void> {
+  async endSession(tenantId: string, sessionId: string, endedAt: number, ifGeneration?: number): Promise<boolean> {
     this.opens.flush();
-    this.sessions.markEnded(tenantId, sessionId, endedAt);
+    return this.sessions.markEnded(tenantId, sessionId, endedAt, ifGeneration);
+  }
+
+  async seqOf(scope: Scope, turnId: string): Promise<number | null> {
+    this.appends.flush();
+    const user = this.user(scope);
+    return (user && this.q.idOf.get(user.uid, turnId)?.seq) ?? null;
   }
 
   async forget(scope: Scope): Promise<void> {

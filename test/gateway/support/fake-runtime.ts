@@ -39,12 +39,13 @@ export class FakeMemoryApi implements MemoryApi {
   startSession(scope: Scope, sessionId?: string): Promise<ContextReply> {
     const id = sessionId ?? `s_${this.sessions.size + 1}`;
     this.sessions.set(`${scope.tenantId}/${id}`, scope);
+    this.ended.delete(`${scope.tenantId}/${id}`);
     return this.later(() => ({ sessionId: id, profile: {}, facts: [], possibly: [], recent: [], summaries: [], contextBlock: '', tools: [], tookMs: 0 }));
   }
 
   async startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart> {
     const { sessionId: id, tookMs, ...fields } = await this.startSession(scope, sessionId);
-    return { sessionId: id, tookMs, context: { version: 0, builtAt: 0, expiresAt: null, json: Buffer.from(JSON.stringify(fields)) } };
+    return { sessionId: id, tookMs, reopened: false, generation: 1, context: { version: 0, builtAt: 0, expiresAt: null, json: Buffer.from(JSON.stringify(fields)) } };
   }
 
   readContext(_scope: Scope): Promise<ContextFields> {
@@ -78,7 +79,7 @@ export class FakeMemoryApi implements MemoryApi {
 
   async session(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
     const scope = this.sessions.get(`${tenantId}/${sessionId}`);
-    return scope ? { sessionId, scope, startedAt: 0, endedAt: this.ended.has(`${tenantId}/${sessionId}`) ? 0 : null } : null;
+    return scope ? { sessionId, scope, startedAt: 0, endedAt: this.ended.has(`${tenantId}/${sessionId}`) ? 0 : null, generation: 1 } : null;
   }
 
   search(): Promise<SearchReply> {
@@ -86,9 +87,14 @@ export class FakeMemoryApi implements MemoryApi {
     return this.later(() => ({ results: [], tookMs: 0 }));
   }
 
-  endSession(scope: Scope, sessionId: string): Promise<void> {
+  endSession(scope: Scope, sessionId: string): Promise<boolean> {
     this.ended.add(`${scope.tenantId}/${sessionId}`);
-    return this.later(() => undefined);
+    return this.later(() => true);
+  }
+
+  async storedAck(scope: Scope, turnId: string): Promise<AckReply | null> {
+    const seen = this.turns.get(this.key(scope))?.find((t) => t.turnId === turnId);
+    return seen ? { turnId, seq: seen.seq, duplicate: true } : null;
   }
 
   flush(): Promise<ExtractionReport> {
