@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { blockDefects } from '../../src/memory/block-check.ts';
 import { uniq } from '../gateway/support/real-server.ts';
 import { WsTester, http } from '../gateway/support/ws-tester.ts';
 import { describeWithServer } from '../support/servers.ts';
@@ -88,6 +89,26 @@ function lifecycle(server: () => TestServer): void {
 
   for (const [name, dial] of TRANSPORTS) {
     describe(`over ${name}`, () => {
+      it('a dropped call: what it said, not yet extracted, is in the next start’s block, which reads cleanly', async () => {
+        const agentId = uniq('agent');
+        const userId = uniq('user');
+        const first = await dial(server(), agentId, userId);
+        // This start builds and caches the (empty) context: the next one must not serve it stale.
+        expect((await first.start()).ok).toBe(true);
+        expect((await first.append('My name is Dev Patel and my budget is 70 lakhs.')).ok).toBe(true);
+        await first.close(); // no end: the socket (or the HTTP client) just goes away
+        const next = await dial(server(), agentId, userId);
+        const ctx = await next.start();
+        expect(ctx.ok).toBe(true);
+        const block = ctx.body['contextBlock'] as string;
+        expect(block).toMatch(/^## Recent conversation$/m);
+        expect(block).toContain('user: My name is Dev Patel and my budget is 70 lakhs.');
+        expect(ctx.body['recent']).toEqual([expect.objectContaining({ role: 'user', text: 'My name is Dev Patel and my budget is 70 lakhs.' })]);
+        expect(blockDefects(block)).toEqual([]);
+        await next.end();
+        await next.close();
+      });
+
       it('a session id belongs to one user: bob starting alice’s shared-1 is refused with conflict, and nothing of bob’s is stored under alice', async () => {
         const agentId = uniq('agent');
         const sessionId = uniq('shared-1');
