@@ -1,4 +1,5 @@
 import { iso } from '../core/clock.ts';
+import { speakerLabel } from '../core/speaker.ts';
 import type { ExtractionSchema, FieldDef } from '../core/extraction-schema.ts';
 import { STOPWORDS } from '../core/stopwords.ts';
 import type { HotDocument, ResultFact, SearchResult, TemporalEntity, Turn } from '../core/types.ts';
@@ -96,7 +97,7 @@ export function recentResults(turns: readonly Turn[], query: string, clock: Tier
     // One shared word is chance in a long conversation; two (or the whole of a one-word query) is a match.
     if (hits < Math.min(2, q.size)) continue;
     const score = RECENT_BASE_SCORE + RECENT_SPAN * (hits / q.size);
-    const who = t.speaker ? `${t.speaker} (${t.role})` : t.role;
+    const who = speakerLabel(t);
     out.push({ text: `${who} on ${iso(t.ts).slice(0, 10)}: ${t.text}`, score, confidence: score >= 0.5 ? 'medium' : 'low', source: 'recent', turnRefs: [t.turnId], validAt: iso(t.ts) });
   }
   return out.sort((a, b) => b.score - a.score || Date.parse(b.validAt) - Date.parse(a.validAt));

@@ -1,5 +1,6 @@
 import { turnDefect } from '../core/turn-check.ts';
 import { iso } from '../core/clock.ts';
+import { speakerLabel } from '../core/speaker.ts';
 import type { ExtractionSchema } from '../core/extraction-schema.ts';
 import type { Confidence, HotDocument, Scope, SearchResult, Turn } from '../core/types.ts';
 import type { AcuHit, AcuIndex } from '../ports/acu-index.ts';
@@ -178,7 +179,7 @@ function ranked(h: AcuHit, score: number, source: 'acu' | 'hybrid', opts: Cascad
 
 function coldResult(h: ColdHit, score: number): SearchResult {
   const t = h.turn;
-  const who = t.speaker ? `${t.speaker} (${t.role})` : t.role;
+  const who = speakerLabel(t);
   return { text: `${who} on ${iso(t.ts).slice(0, 10)}: ${t.text}`, score, confidence: 'low', source: 'cold', turnRefs: [t.turnId], validAt: iso(t.ts) };
 }
 
