@@ -23,6 +23,11 @@ export function isWellFormedString(v: unknown): v is string {
   return typeof v === 'string' && (v as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
+/** Text with nothing to say: empty or only whitespace. Refused at the edge; a stored one is quarantined. */
+export function isBlankText(text: string): boolean {
+  return !/\S/u.test(text);
+}
+
 /**
  * Why a stored turn cannot go through extraction, or null when it can. The
  * edge refuses all of these, so a turn that has one came from an older
@@ -36,6 +41,7 @@ export function turnDefect(t: Turn): string | null {
   if (!isWellFormedString(r['sessionId']) || r['sessionId'] === '') return 'sessionId is not a non-empty, well-formed string';
   if (!ROLE_SET.has(r['role'])) return 'role is not one of user, agent, system, tool';
   if (!isWellFormedString(r['text'])) return 'text is not a well-formed string';
+  if (isBlankText(r['text'])) return 'text is empty or whitespace only';
   if (typeof r['ts'] !== 'number' || !inTsWindow(r['ts'])) return `ts ${String(r['ts'])} is not epoch milliseconds ${TS_RANGE}`;
   if (typeof r['receivedAt'] !== 'number' || !inTsWindow(r['receivedAt'])) return `receivedAt ${String(r['receivedAt'])} is not epoch milliseconds ${TS_RANGE}`;
   if (typeof r['tokens'] !== 'number' || !(r['tokens'] >= 0 && Number.isFinite(r['tokens']))) return 'tokens is not a finite count';

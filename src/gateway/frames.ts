@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MemgateError, badRequest } from '../core/errors.ts';
 import type { Role, TurnInput } from '../core/types.ts';
-import { inTsWindow, TS_RANGE } from '../core/turn-check.ts';
+import { inTsWindow, isBlankText, TS_RANGE } from '../core/turn-check.ts';
 
 /**
  * Request validation shared by the WebSocket ops and the HTTP routes. Append
@@ -57,6 +57,8 @@ export function parseTurn(f: Record<string, unknown>, maxTurnBytes: number): Tur
   if (typeof role !== 'string' || !ROLE_SET.has(role)) throw badRequest('role must be one of user, agent, system, tool');
   const text = f['text'];
   if (typeof text !== 'string') throw badRequest('text must be a string');
+  // A blank turn says nothing, yet would take a line of the context block and a slot in extraction.
+  if (isBlankText(text)) throw badRequest('text must not be empty or whitespace only');
   if (exceedsBytes(text, maxTurnBytes)) throw new MemgateError('too_large', `text exceeds ${maxTurnBytes} bytes`);
   const turnId = f['turnId'];
   if (turnId !== undefined && !isId(turnId)) throw badRequest(`turnId must be a non-empty string of at most ${MAX_ID_CHARS} characters`);

@@ -1,11 +1,13 @@
 import { iso } from '../core/clock.ts';
+import { speakerLabel } from '../core/speaker.ts';
 import { estimateTokens } from '../core/tokens.ts';
 import { turnDefect } from '../core/turn-check.ts';
-import type { ContextFact, FactValue, HotDocument, OutdatedMark, SessionContext, SessionSummary, TemporalEntity, Turn } from '../core/types.ts';
+import type { ContextFact, FactValue, HotDocument, SessionContext, SessionSummary, TemporalEntity, Turn } from '../core/types.ts';
 import { annotate, factState, keyLabel, outdatedMarks, type FactState } from './fact-state.ts';
 import { memorySearchTool } from '../core/search-tool.ts';
 import { activeEntities } from './supersession.ts';
 import { formatValue } from '../text/values.ts';
+import { fitSentences, summarySentences } from '../text/sentences.ts';
 
 /** Inputs of a context build besides the hot document. */
 export interface BuildContextOptions {
@@ -51,8 +53,7 @@ export function buildSessionContext(doc: HotDocument | null, opts: BuildContextO
   const usable = (turns: readonly Turn[]) => turns.filter((t) => turnDefect(t) === null);
   const recent = recentTurns(usable(doc?.recent ?? []), usable(opts.bufferedTurns ?? []), opts.contextWindowTurns, state);
   // Summaries are written once; a fact they state that changed since is annotated at every build.
-  const summaryMarks = new Map((doc?.summaries ?? []).map((s) => [s.sessionId, outdatedMarks(state, s.text, [])]));
-  const summaries = (doc?.summaries ?? []).map((s) => ({ ...s, text: annotate(state, s.text, summaryMarks.get(s.sessionId) ?? []) }));
+  const summaries = (doc?.summaries ?? []).map((s) => ({ ...s, text: annotateSentences(state, summarySentences(s.text)).join(' ') }));
 
   return {
     profile,
@@ -60,7 +61,7 @@ export function buildSessionContext(doc: HotDocument | null, opts: BuildContextO
     possibly,
     recent,
     summaries,
-    contextBlock: renderBlock(doc, { facts, possibly, recent, summaries: doc?.summaries ?? [], summaryMarks, now, state }),
+    contextBlock: renderBlock(doc, { facts, possibly, recent, summaries: doc?.summaries ?? [], now, state }),
     tools: [memorySearchTool()],
     version: doc?.version ?? 0,
     builtAt: now,
@@ -100,9 +101,8 @@ interface BlockParts {
   facts: ContextFact[];
   possibly: ContextFact[];
   recent: RecentTurn[];
-  /** As stored; their outdated marks are appended after clipping so a long summary cannot lose them. */
+  /** As stored; each sentence gets its own outdated marks, so a mark sits on the value that changed. */
   summaries: readonly SessionSummary[];
-  summaryMarks: ReadonlyMap<string, OutdatedMark[]>;
   now: number;
   state: FactState;
 }
@@ -132,6 +132,11 @@ const TRIM_ORDER: ReadonlyArray<readonly [SectionId, number]> = [
   ['facts', 5],
   ['recent', 2],
   ['summaries', 0],
+  // Past every floor the budget still wins: an oversized block would be cut by the caller anyway, blindly.
+  ['possibly', 0],
+  ['recent', 0],
+  ['profile', 0],
+  ['facts', 0],
 ];
 
 function renderBlock(doc: HotDocument | null, p: BlockParts): string {
@@ -146,7 +151,13 @@ function renderBlock(doc: HotDocument | null, p: BlockParts): string {
       trimFromStart: false,
       countsHidden: true,
     },
-    facts: { title: 'Current facts (confirmed — state them as true)', lines: p.facts.slice(0, MAX_FACT_LINES).map(factLine), total: p.facts.length, trimFromStart: false, countsHidden: true },
+    facts: {
+      title: 'Current facts (explicit or confirmed — state them as true)',
+      lines: p.facts.slice(0, MAX_FACT_LINES).map(factLine),
+      total: p.facts.length,
+      trimFromStart: false,
+      countsHidden: true,
+    },
     possibly: {
       title: 'Possibly (inferred — ask or hedge, do not assert)',
       lines: p.possibly.slice(0, MAX_POSSIBLY_LINES).map(factLine),
@@ -156,7 +167,7 @@ function renderBlock(doc: HotDocument | null, p: BlockParts): string {
     },
     summaries: {
       title: 'Earlier sessions',
-      lines: sortedSummaries.slice(-MAX_SUMMARIES).map((s) => annotate(p.state, `- ${day(s.from)}: ${clip(s.text, MAX_SUMMARY_CHARS)}`, p.summaryMarks.get(s.sessionId) ?? [])),
+      lines: sortedSummaries.slice(-MAX_SUMMARIES).map((s) => `- ${day(s.from)}: ${summaryLine(p.state, s.text)}`),
       total: sortedSummaries.length,
       trimFromStart: true,
       countsHidden: false,
@@ -164,7 +175,7 @@ function renderBlock(doc: HotDocument | null, p: BlockParts): string {
     recent: {
       title: 'Recent conversation',
       lines: p.recent.map((t) => {
-        const who = t.speaker ? `${t.speaker} (${t.role})` : t.role;
+        const who = speakerLabel(t);
         return annotate(p.state, `- [${day(iso(t.ts))}] ${who}: ${clip(t.text, MAX_TURN_CHARS)}`, t.outdated ?? []);
       }),
       total: p.recent.length,
@@ -204,6 +215,15 @@ const label = keyLabel;
 function day(isoTime: string): string {
   const ms = Date.parse(isoTime);
   return Number.isNaN(ms) ? isoTime.slice(0, 10) : iso(ms).slice(0, 10);
+}
+
+/** A stored summary as whole sentences that fit the line, each stale value marked where it is stated. */
+function summaryLine(state: FactState, text: string): string {
+  return fitSentences(annotateSentences(state, summarySentences(text)), MAX_SUMMARY_CHARS);
+}
+
+function annotateSentences(state: FactState, sentences: readonly string[]): string[] {
+  return sentences.map((s) => annotate(state, s, outdatedMarks(state, s, [])));
 }
 
 function clip(text: string, max: number): string {

@@ -54,6 +54,8 @@ export interface TurnBuffer {
   append(scope: Scope, sessionId: string, turn: Omit<Turn, 'seq' | 'turnId'> & { turnId: string }): MaybePromise<AppendOutcome>;
   /** All buffered turns of the user, in seq order. */
   list(scope: Scope): Promise<Turn[]>;
+  /** The user's last `limit` buffered turns, in seq order: one bounded read for a session start. */
+  latest(scope: Scope, limit: number): Promise<Turn[]>;
   /** Remove processed turns by id (never by overwriting the list: turns appended meanwhile stay). */
   remove(scope: Scope, turnIds: readonly string[]): Promise<void>;
   /** Tokens currently buffered for the user. */

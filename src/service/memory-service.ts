@@ -113,12 +113,17 @@ export class MemoryService implements MemoryApi {
   }
 
   private async contextOf(scope: Scope, now: number): Promise<EncodedContext> {
-    const bytes = await this.ports.cache.get(scope);
+    const window = this.config.memory.contextWindowTurns;
+    // The cache holds what was buffered when it was built; the buffer's tail (one bounded read,
+    // beside the cache read) tells whether turns came since: a dropped call's, or a call's tail
+    // not yet extracted. Nothing said may be missing from the next block.
+    const [bytes, buffered] = await Promise.all([this.ports.cache.get(scope), this.ports.buffer.latest(scope, window)]);
     const cached = bytes === null ? null : unpackContext(bytes);
-    if (cached && (cached.expiresAt === null || cached.expiresAt > now)) return cached;
-    // Miss (or an ephemeral fact expired): one document read refills the cache.
-    const [doc, buffered] = await Promise.all([this.ports.documents.getHot(scope), this.ports.buffer.list(scope)]);
-    const built = buildSessionContext(doc, { now, contextWindowTurns: this.config.memory.contextWindowTurns, bufferedTurns: buffered });
+    const fresh = (c: EncodedContext) => (c.expiresAt === null || c.expiresAt > now) && buffered.every((t) => t.receivedAt < c.builtAt);
+    if (cached && fresh(cached)) return cached;
+    // Miss, an ephemeral fact expired, or newer turns: one document read refills the cache.
+    const doc = await this.ports.documents.getHot(scope);
+    const built = buildSessionContext(doc, { now, contextWindowTurns: window, bufferedTurns: buffered });
     const context = encodeContext(built);
     await this.ports.cache.set(scope, packEncoded(context));
     return context;

@@ -32,6 +32,13 @@ export function turnBufferContract(name: string, make: () => Promise<TurnBuffer>
       expect(listed.map((t) => t.turnId)).toEqual(inputs.map((t) => t.turnId));
       expect(listed.map((t) => t.seq)).toEqual(seqs);
       expect(listed.map((t) => t.role)).toEqual(['user', 'agent', 'user', 'agent', 'user', 'agent']);
+      // The bounded read a session start makes: the last n, still in seq order; what remains after a removal.
+      expect(await buffer().latest(scope, 4)).toEqual(listed.slice(-4));
+      expect(await buffer().latest(scope, 100)).toEqual(listed);
+      expect(await buffer().latest(scope, 0)).toEqual([]);
+      await buffer().remove(scope, [listed[5]!.turnId]);
+      expect(await buffer().latest(scope, 2)).toEqual(listed.slice(3, 5));
+      expect(await buffer().latest(randomScope(), 3)).toEqual([]);
     });
 
     it('keeps an independent sequence per user', async () => {

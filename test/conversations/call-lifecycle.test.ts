@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemgateEvent } from '../../src/core/wire.ts';
+import { blockDefects } from '../../src/memory/block-check.ts';
 import { uniq } from '../gateway/support/real-server.ts';
 import { WsTester, http } from '../gateway/support/ws-tester.ts';
 import { describeWithServer } from '../support/servers.ts';
@@ -68,6 +69,35 @@ describeWithServer('redis', 'call lifecycle on Redis + NATS', (redisUrl) => {
   });
 });
 
+/** Paraphrases need an embedder that knows meaning: the default sentence-encoder one, not the tests' hashing one. */
+describe('search by meaning on the embedded default', () => {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startTestServer({ config: { adapters: { embedder: 'fused' } } });
+  });
+  afterAll(() => srv.close());
+  byMeaning(() => srv);
+});
+
+function byMeaning(server: () => TestServer): void {
+  for (const [name, dial] of TRANSPORTS) {
+    // Known gap: the meaning leg is in place (field texts and kept turns embedded once, scored with the
+    // query vector), but the default sentence encoder rates this paraphrase below the agent's question
+    // and below the confidence threshold (use-lite cosine 0.15 vs 0.33; fused 0.10 vs 0.22). It turns
+    // green with an embedder that knows this meaning; until then it documents the miss.
+    it.fails(`over ${name}: a paraphrase finds the caller’s kept turn before any ACU exists`, async () => {
+      const call = await dial(server(), uniq('agent'), uniq('user'));
+      expect((await call.start()).ok).toBe(true);
+      await call.append('Which area are you looking at?', undefined, 'agent');
+      await call.append('I want a 3 BHK in Koramangala.');
+      const results = (await call.search('where does she want a flat')).body['results'] as Array<Record<string, any>>;
+      expect(results[0]).toMatchObject({ source: 'recent', text: expect.stringContaining('Koramangala') });
+      await call.end();
+      await call.close();
+    });
+  }
+}
+
 /** What a reply says, whichever transport carried it: the body, or the error's code. */
 interface Answer {
   ok: boolean;
@@ -80,7 +110,8 @@ interface Answer {
 interface Call {
   readonly sessionId: string;
   start(sessionId?: string): Promise<Answer>;
-  append(text: string, turnId?: string): Promise<Answer>;
+  append(text: string, turnId?: string, role?: 'user' | 'agent'): Promise<Answer>;
+  search(query: string): Promise<Answer>;
   end(): Promise<Answer>;
   close(): Promise<void>;
 }
@@ -100,10 +131,11 @@ const overHttp: Dial = async (srv, agentId, userId) => {
       else if (id) sessionId = id; // a refused client that goes on regardless
       return r;
     },
-    async append(text, turnId) {
+    async append(text, turnId, role = 'user') {
       // Naming the caller's agent and user (optional) makes a turn sent to someone else's session id a 409, never a turn under them.
-      return answer(await http(srv.base, 'POST', `/v1/sessions/${sessionId}/turns`, { body: { role: 'user', text, agentId, userId, ...(turnId ? { turnId } : {}) } }));
+      return answer(await http(srv.base, 'POST', `/v1/sessions/${sessionId}/turns`, { body: { role, text, agentId, userId, ...(turnId ? { turnId } : {}) } }));
     },
+    search: async (query) => answer(await http(srv.base, 'POST', '/v1/search', { body: { agentId, userId, query, k: 5 } })),
     async end() {
       return answer(await http(srv.base, 'POST', `/v1/sessions/${sessionId}/end`));
     },
@@ -124,7 +156,8 @@ const overWs: Dial = async (srv, agentId, userId) => {
       if (r.ok) sessionId = r.body['sessionId'];
       return r;
     },
-    append: async (text, turnId) => answer(await ws.request({ op: 'append', role: 'user', text, ...(turnId ? { turnId } : {}) })),
+    append: async (text, turnId, role = 'user') => answer(await ws.request({ op: 'append', role, text, ...(turnId ? { turnId } : {}) })),
+    search: async (query) => answer(await ws.request({ op: 'search', query, k: 5 })),
     end: async () => answer(await ws.request({ op: 'end' })),
     close: async () => void (await ws.close()),
   };
@@ -158,6 +191,40 @@ function lifecycle(server: () => TestServer): void {
 
   for (const [name, dial] of TRANSPORTS) {
     describe(`over ${name}`, () => {
+      it('search ranks the caller’s answer above the agent’s question about it, before anything is extracted; scores are rounded', async () => {
+        const call = await dial(server(), uniq('agent'), uniq('user'));
+        expect((await call.start()).ok).toBe(true);
+        await call.append('Which area are you looking at?', undefined, 'agent');
+        await call.append('I want a 3 BHK in Koramangala.');
+        await call.append('Lovely, I will look for options there.', undefined, 'agent');
+        const area = (await call.search('which area is she looking at')).body['results'] as Array<Record<string, any>>;
+        expect(area[0]).toMatchObject({ source: 'recent', text: expect.stringMatching(/^user on .*Koramangala/) });
+        expect(area.map((r) => r['text'])).toEqual(expect.arrayContaining([expect.stringMatching(/^agent on .*Which area/)]));
+        for (const r of area) expect(Math.round(r['score'] * 10_000) / 10_000).toBe(r['score']);
+        await call.end();
+        await call.close();
+      });
+
+      it('a dropped call: what it said, not yet extracted, is in the next start’s block, which reads cleanly', async () => {
+        const agentId = uniq('agent');
+        const userId = uniq('user');
+        const first = await dial(server(), agentId, userId);
+        // This start builds and caches the (empty) context: the next one must not serve it stale.
+        expect((await first.start()).ok).toBe(true);
+        expect((await first.append('My name is Dev Patel and my budget is 70 lakhs.')).ok).toBe(true);
+        await first.close(); // no end: the socket (or the HTTP client) just goes away
+        const next = await dial(server(), agentId, userId);
+        const ctx = await next.start();
+        expect(ctx.ok).toBe(true);
+        const block = ctx.body['contextBlock'] as string;
+        expect(block).toMatch(/^## Recent conversation$/m);
+        expect(block).toContain('user: My name is Dev Patel and my budget is 70 lakhs.');
+        expect(ctx.body['recent']).toEqual([expect.objectContaining({ role: 'user', text: 'My name is Dev Patel and my budget is 70 lakhs.' })]);
+        expect(blockDefects(block)).toEqual([]);
+        await next.end();
+        await next.close();
+      });
+
       it('a session id belongs to one user: bob starting alice’s shared-1 is refused with conflict, and nothing of bob’s is stored under alice', async () => {
         const agentId = uniq('agent');
         const sessionId = uniq('shared-1');

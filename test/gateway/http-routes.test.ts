@@ -40,6 +40,11 @@ describe('HTTP routes', () => {
       body: { error: { code: 'bad_request', message: expect.stringMatching(/role/) } },
     });
     expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user' })).toMatchObject({ status: 400 });
+    for (const text of ['', '   ']) {
+      expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text })).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: expect.stringMatching(/empty/) } } });
+    }
+    // Nothing of the refused appends was kept: the call's first stored turn is still seq 1.
+    expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'hello' })).toMatchObject({ status: 200, body: { seq: 1 } });
     expect(await call('POST', `/v1/sessions/${sid}/turns`, [1])).toMatchObject({ status: 400 });
     expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text: 'x'.repeat(2049) })).toMatchObject({ status: 413, body: { error: { code: 'too_large' } } });
   });

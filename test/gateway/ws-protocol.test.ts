@@ -86,6 +86,9 @@ for (const binary of [false, true]) {
       await err({ op: 'append', role: 'robot', text: 'x' }, 'bad_request');
       await err({ op: 'append', role: 'user' }, 'bad_request');
       await err({ op: 'append', role: 'user', text: 12 }, 'bad_request');
+      // Blank text says nothing: refused, and not stored (the ack below is still seq 1).
+      await err({ op: 'append', role: 'user', text: '' }, 'bad_request');
+      await err({ op: 'append', role: 'agent', text: '  \n\t ' }, 'bad_request');
       await err({ op: 'append', role: 'user', text: 'x', ts: 'not a date' }, 'bad_request');
       await err({ op: 'append', role: 'user', text: 'x', asrConfidence: 1.5 }, 'bad_request');
       // (msgpackr encodes a lone surrogate as U+FFFD, so only JSON can carry one.)

@@ -1,4 +1,5 @@
 import { iso } from '../../core/clock.ts';
+import { speakerName } from '../../core/speaker.ts';
 import type { Turn } from '../../core/types.ts';
 import type { AcuDraft, CompressionInput } from '../../ports/extractor.ts';
 import { looksPast, rewriteDates, ymd } from '../../text/dates.ts';
@@ -52,15 +53,15 @@ function lcFirst(s: string): string {
  */
 export function compressSegment(input: CompressionInput): AcuDraft[] {
   const turns = [...input.turns].filter((t) => t.role === 'user' || t.role === 'agent').sort((a, b) => a.ts - b.ts || a.seq - b.seq);
-  const segUser = input.userName ?? turns.find((t) => t.role === 'user' && t.speaker)?.speaker;
-  const segAgent = input.agentName ?? turns.find((t) => t.role === 'agent' && t.speaker)?.speaker;
+  const segUser = speakerName(input.userName) ?? speakerName(turns.find((t) => t.role === 'user' && speakerName(t.speaker))?.speaker);
+  const segAgent = speakerName(input.agentName) ?? speakerName(turns.find((t) => t.role === 'agent' && speakerName(t.speaker))?.speaker);
   let learned: string | undefined;
   let learnedAgent: string | undefined;
   const drafts: AcuDraft[] = [];
   const consumed = new Map<string, number>();
   const namesFor = (t: Turn): Names => {
-    const user = (t.role === 'user' ? t.speaker : undefined) ?? segUser ?? learned;
-    const agent = (t.role === 'agent' ? t.speaker : undefined) ?? segAgent ?? learnedAgent;
+    const user = (t.role === 'user' ? speakerName(t.speaker) : undefined) ?? segUser ?? learned;
+    const agent = (t.role === 'agent' ? speakerName(t.speaker) : undefined) ?? segAgent ?? learnedAgent;
     return { user: user ?? 'the user', agent: agent ?? 'the agent', userKnown: user !== undefined, agentKnown: agent !== undefined };
   };
   turns.forEach((t, i) => {

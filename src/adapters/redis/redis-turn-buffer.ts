@@ -118,6 +118,18 @@ export class RedisTurnBuffer implements TurnBuffer {
     return turns;
   }
 
+  async latest(scope: Scope, limit: number): Promise<Turn[]> {
+    const n = Math.max(0, Math.floor(limit));
+    if (n === 0) return [];
+    const entries = await guarded('latest', this.redis.xrevrangeBuffer(this.keys(scope).turns, '+', '-', 'COUNT', n));
+    const turns: Turn[] = [];
+    for (const [id, fields] of entries) {
+      const data = entryField(fields, 'd');
+      if (data !== undefined) turns.push(decodeTurn(data, seqOfEntryId(id)));
+    }
+    return turns.reverse();
+  }
+
   async remove(scope: Scope, turnIds: readonly string[]): Promise<void> {
     if (turnIds.length === 0) return;
     const k = this.keys(scope);

@@ -59,6 +59,7 @@ export class SqliteTurnBuffer implements TurnBuffer {
       turnAt: db.prepare<[number, number], TurnRow>('SELECT * FROM tb_turns WHERE uid = ? AND seq = ?'),
       deleteTurn: db.prepare<[number, number], TurnRow>('DELETE FROM tb_turns WHERE uid = ? AND seq = ? RETURNING *'),
       list: db.prepare<[number], TurnRow>('SELECT * FROM tb_turns WHERE uid = ? ORDER BY seq'),
+      latest: db.prepare<[number, number], TurnRow>('SELECT * FROM tb_turns WHERE uid = ? ORDER BY seq DESC LIMIT ?'),
       forgetTurns: db.prepare('DELETE FROM tb_turns WHERE uid = ?'),
       forgetIds: db.prepare('DELETE FROM tb_ids WHERE uid = ?'),
       forgetUser: db.prepare('DELETE FROM tb_users WHERE uid = ?'),
@@ -79,6 +80,13 @@ export class SqliteTurnBuffer implements TurnBuffer {
     this.appends.flush();
     const user = this.user(scope);
     return user ? this.q.list.all(user.uid).map(rowToTurn) : [];
+  }
+
+  async latest(scope: Scope, limit: number): Promise<Turn[]> {
+    this.appends.flush();
+    const user = this.user(scope);
+    const n = Math.max(0, Math.floor(limit));
+    return user && n > 0 ? this.q.latest.all(user.uid, n).map(rowToTurn).reverse() : [];
   }
 
   async remove(scope: Scope, turnIds: readonly string[]): Promise<void> {
