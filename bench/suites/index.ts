@@ -1,5 +1,6 @@
 import type { Suite } from '../lib/suite.ts';
 import { appendSuite } from './append.ts';
+import { clusterSuite } from './cluster.ts';
 import { dashboardSuite } from './dashboard.ts';
 import { embedderStallSuite } from './embedder-stall.ts';
 import { extractionSuite } from './extraction.ts';
@@ -12,4 +13,17 @@ import { productionSuite } from './production.ts';
 import { startSuite } from './start.ts';
 
 /** Every suite, in the order a run executes them. */
-export const SUITES: Suite[] = [appendSuite, startSuite, searchSuite, extractionSuite, scenariosSuite, integrationsSuite, dashboardSuite, locomoSuite, embedderStallSuite, productionSuite, peerSuite];
+export const SUITES: Suite[] = [
+  appendSuite,
+  startSuite,
+  searchSuite,
+  extractionSuite,
+  scenariosSuite,
+  integrationsSuite,
+  dashboardSuite,
+  locomoSuite,
+  embedderStallSuite,
+  productionSuite,
+  clusterSuite,
+  peerSuite,
+];
