@@ -1,18 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { onPath, startNats, startRedis, type OwnedServer } from '../baselines/redis-servers.ts';
+import { serversMissing, startRedisAndNats, type OwnedServer } from '../baselines/redis-servers.ts';
 import { startMemgate, type MemgateServer } from '../lib/memgate.ts';
 import { cpuSeconds } from '../lib/processes.ts';
 import { say } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';
 import { notRun, type Suite, type SuiteOutcome } from '../lib/suite.ts';
 import { below, figure } from '../lib/targets.ts';
-import { runOpLoad } from '../load/op-load.ts';
-import { syntheticTurn } from '../load/turn-text.ts';
 import { runWsLoad } from '../load/ws-load.ts';
 import { appendSpec, type AppendScenario } from './append.ts';
 import { latencyFigures } from './latency-figures.ts';
+import { rawXaddBaseline } from './production.ts';
 
 /** Resident and peak resident memory of a process (VmRSS, VmHWM), MiB; nulls off Linux. */
 function memoryMiB(pid: number): { rss: number | null; peak: number | null } {
@@ -49,8 +48,8 @@ export const clusterSuite: Suite = {
   title: 'Two gateways on Redis + NATS JetStream: append at voice cadence',
   quick: false,
   async run(ctx): Promise<SuiteOutcome> {
-    const missing = ['redis-server', 'nats-server'].filter((c) => !onPath(c));
-    if (missing.length > 0) return notRun(`${missing.join(' and ')} not on PATH (apt-get install -y redis-server nats-server)`);
+    const missing = serversMissing();
+    if (missing !== null) return notRun(missing);
     const calls = callCount(ctx.profile === 'full');
     const sc: AppendScenario = {
       label: `${calls.toLocaleString('en')} calls over 2 gateways, voice cadence`,
@@ -67,11 +66,7 @@ export const clusterSuite: Suite = {
     const adapters = { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite' };
     const details: Record<string, unknown> = { adapters, inlineWorkers: false, gateways: 2, workers: 0, scenario: sc, generator: 'ws@8 JSON text frames, one forked process per gateway, 127.0.0.1' };
     try {
-      say('  starting redis-server and nats-server (private, loopback)');
-      const r = await startRedis(dir);
-      servers.push(r);
-      const n = await startNats(dir);
-      servers.push(n);
+      const { redis: r, nats: n } = await startRedisAndNats(dir, servers);
       const config = {
         adapters,
         server: { inlineWorkers: false },
@@ -84,12 +79,7 @@ export const clusterSuite: Suite = {
       redis = new Redis(r.url, { maxRetriesPerRequest: 1 });
 
       say(`  raw XADD baseline, ${sc.label}: ${sc.durationS} s measured`);
-      const counters = new Map<number, number>();
-      const base = await runOpLoad(`raw XADD ${sc.label}`, { calls, mode: 'cadence', cadenceMs: [3000, 7000], inFlight: 1, warmupS: 4, durationS: sc.durationS }, (call) => {
-        const i = (counters.get(call) ?? 0) + 1;
-        counters.set(call, i);
-        return redis!.xadd(`rawbenchcl${ctx.runId}:{${call}}:turns`, '*', 'd', JSON.stringify({ ...syntheticTurn(call, i), ts: Date.now(), sessionId: `s${call}` }), 'k', '30');
-      });
+      const base = await rawXaddBaseline(redis, `rawbenchcl${ctx.runId}:`, sc);
 
       say(`  memgate, ${sc.label}: ${sc.durationS} s measured`);
       const pids = gateways.map((g) => g.pid);

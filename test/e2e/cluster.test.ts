@@ -24,6 +24,7 @@ import { describeWithServer, serverRequired } from '../support/servers.ts';
 import { startGatewayProcess, startWorkerProcess, tail, type MemgateProcess } from '../support/processes.ts';
 import { sleep, waitFor } from '../support/wait.ts';
 import { removeDir } from '../support/tmp.ts';
+import { dropRunData } from './support/run-data.ts';
 import { StackState } from './support/stack-state.ts';
 import { callsOf, ofUser, startClusterLlm, type ClusterLlm, type ClusterLlmCall } from './support/cluster-llm.ts';
 import { haproxyInstalled, startHaproxy, type Haproxy } from './support/haproxy.ts';
@@ -87,6 +88,7 @@ describeWithServer('nats', 'cluster', (natsServers) => {
       writeFileSync(
         profile,
         JSON.stringify({
+          // config/loopback.json's stack with an LLM extractor (--config replaces the profile file, it does not layer on it).
           adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'openai', embedder: 'offline' },
           server: { inlineWorkers: false },
           // A dead worker's job comes back after 2 s and its user lock after 4 s (defaults: 10 s each, test/faults/worker-kill.test.ts).
@@ -109,7 +111,7 @@ describeWithServer('nats', 'cluster', (natsServers) => {
         MEMGATE_TOKEN_THRESHOLD: '1000000',
         MEMGATE_LOG_LEVEL: 'info',
       };
-      const args = ['--profile', 'loopback', '--config', profile];
+      const args = ['--config', profile];
       llmA = await startClusterLlm(50);
       llmB = await startClusterLlm(50);
       const llmW = [await startClusterLlm(50), await startClusterLlm(50)];
@@ -140,19 +142,7 @@ describeWithServer('nats', 'cluster', (natsServers) => {
       await haproxy?.stop();
       await Promise.allSettled(procs.map((p) => p.stop('SIGTERM', 5_000)));
       await Promise.allSettled(llms.map((l) => l.close()));
-      if (bus) {
-        await bus.dangerouslyDeleteAll().catch(() => undefined);
-        await bus.close();
-      }
-      await nc?.close();
-      if (redis) {
-        for (let cursor = '0'; ;) {
-          const [next, found] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 500);
-          if (found.length > 0) await redis.del(...found);
-          if ((cursor = next) === '0') break;
-        }
-        await redis.quit();
-      }
+      await dropRunData({ redis, nc, bus }, redisPrefix);
       removeDir(dir);
     }, 30_000);
 

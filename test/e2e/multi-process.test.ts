@@ -25,6 +25,7 @@ import { sleep, waitFor } from '../support/wait.ts';
 import { StackState, type UserState } from './support/stack-state.ts';
 import { startWindowLlm, type WindowLlm } from './support/window-llm.ts';
 import { removeDir } from '../support/tmp.ts';
+import { dropRunData } from './support/run-data.ts';
 
 const USERS = 50;
 const TURNS = 30;
@@ -132,19 +133,7 @@ describeWithServer('nats', 'multi-process crash', (natsServers) => {
       await Promise.allSettled(clients.map((c) => c.close()));
       await Promise.allSettled(procs.map((p) => p.stop('SIGTERM', 8_000)));
       await Promise.allSettled([llmA?.close(), llmB?.close()]);
-      if (bus) {
-        await bus.dangerouslyDeleteAll().catch(() => undefined);
-        await bus.close();
-      }
-      await nc?.close();
-      if (redis) {
-        for (let cursor = '0'; ;) {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 500);
-          if (keys.length > 0) await redis.del(...keys);
-          if ((cursor = next) === '0') break;
-        }
-        await redis.quit();
-      }
+      await dropRunData({ redis, nc, bus }, redisPrefix);
       removeDir(dir);
     }, 30_000);
 
