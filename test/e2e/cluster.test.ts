@@ -10,7 +10,7 @@
  * job is redone once, and a rolling restart behind HAProxy loses nothing.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
@@ -24,6 +24,7 @@ import { describeWithServer, serverRequired } from '../support/servers.ts';
 import { startGatewayProcess, startWorkerProcess, tail, type MemgateProcess } from '../support/processes.ts';
 import { sleep, waitFor } from '../support/wait.ts';
 import { removeDir } from '../support/tmp.ts';
+import { writeRedisNatsProfile } from '../support/stack-profile.ts';
 import { dropRunData } from './support/run-data.ts';
 import { StackState } from './support/stack-state.ts';
 import { callsOf, ofUser, startClusterLlm, type ClusterLlm, type ClusterLlmCall } from './support/cluster-llm.ts';
@@ -84,19 +85,12 @@ describeWithServer('nats', 'cluster', (natsServers) => {
       ws.inbox.filter((r) => r['op'] === 'event').map((r) => r['event'] as { type: string; tenantId: string; userId: string; sessionId?: string; data: Record<string, unknown> });
 
     beforeAll(async () => {
-      const profile = join(dir, 'profile.json');
-      writeFileSync(
-        profile,
-        JSON.stringify({
-          // config/loopback.json's stack with an LLM extractor (--config replaces the profile file, it does not layer on it).
-          adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'openai', embedder: 'offline' },
-          server: { inlineWorkers: false },
-          // A dead worker's job comes back after 2 s and its user lock after 4 s (defaults: 10 s each, test/faults/worker-kill.test.ts).
-          nats: { ackWaitMs: 2_000 },
-          worker: { concurrency: 2, lockTtlMs: 4_000, retryDelayMs: 200 },
-          llm: { timeoutMs: 20_000, maxRetries: 0 },
-        }),
-      );
+      const profile = writeRedisNatsProfile(dir, 'openai', {
+        // A dead worker's job comes back after 2 s and its user lock after 4 s (defaults: 10 s each, test/faults/worker-kill.test.ts).
+        nats: { ackWaitMs: 2_000 },
+        worker: { concurrency: 2, lockTtlMs: 4_000, retryDelayMs: 200 },
+        llm: { timeoutMs: 20_000, maxRetries: 0 },
+      });
       const env = {
         MEMGATE_REDIS_URL: redisServer,
         MEMGATE_NATS_URL: natsServers,
