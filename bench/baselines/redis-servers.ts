@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { ownChild } from '../lib/processes.ts';
+import { say } from '../lib/progress.ts';
 
 /** A server process the bench owns. */
 export interface OwnedServer {
@@ -25,6 +26,12 @@ export function onPath(cmd: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Why the private servers cannot run here (redis-server or nats-server not installed), or null. */
+export function serversMissing(): string | null {
+  const missing = ['redis-server', 'nats-server'].filter((c) => !onPath(c));
+  return missing.length === 0 ? null : `${missing.join(' and ')} not on PATH (apt-get install -y redis-server nats-server)`;
 }
 
 /** A port that was free a moment ago on 127.0.0.1. */
@@ -104,4 +111,14 @@ export async function startNats(dir: string): Promise<OwnedServer> {
   const proc = owned('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitor), '-sd', join(dir, 'nats')]);
   await waitFor('nats', async () => (await (await fetch(`http://127.0.0.1:${monitor}/jsz`)).text()).includes('store_dir'));
   return { url: `nats://127.0.0.1:${port}`, stop: proc.stop };
+}
+
+/** A private redis-server, then nats-server, in `dir`: each is pushed on `owned` once started, so a failure still stops the first. */
+export async function startRedisAndNats(dir: string, owned: OwnedServer[]): Promise<{ redis: OwnedServer; nats: OwnedServer }> {
+  say('  starting redis-server and nats-server (private, loopback)');
+  const redis = await startRedis(dir);
+  owned.push(redis);
+  const nats = await startNats(dir);
+  owned.push(nats);
+  return { redis, nats };
 }

@@ -25,9 +25,10 @@ export interface WsLoadOutcome {
 /**
  * Run `spec` from `processes` forked generator processes (the connections are split
  * between them), show progress, and merge their histograms. A generator that crashes
- * rejects the run; a generator that hangs is killed after the run's deadline.
+ * rejects the run; a generator that hangs is killed after the run's deadline. With
+ * several `urls` (gateways of one cluster), generator i drives `urls[i % urls.length]`.
  */
-export async function runWsLoad(label: string, spec: WsLoadSpec, processes = 1): Promise<WsLoadOutcome> {
+export async function runWsLoad(label: string, spec: WsLoadSpec, processes = 1, urls: readonly string[] = [spec.url]): Promise<WsLoadOutcome> {
   const n = Math.max(1, Math.min(processes, spec.connections));
   const live = new Map<number, { open: number; sent: number; replies: number; errors: number; measuring: boolean }>();
   const progress = startProgress(label, () => {
@@ -51,7 +52,7 @@ export async function runWsLoad(label: string, spec: WsLoadSpec, processes = 1):
     const results = await Promise.all(
       Array.from({ length: n }, (_, i) => {
         const connections = i === n - 1 ? spec.connections - share * (n - 1) : share;
-        const part: WsLoadSpec = { ...spec, connections, rampPerS: spec.rampPerS / n, userOffset: spec.userOffset + i * share };
+        const part: WsLoadSpec = { ...spec, url: urls[i % urls.length]!, connections, rampPerS: spec.rampPerS / n, userOffset: spec.userOffset + i * share };
         return runChild(part, deadlineMs, (m) => live.set(i, m));
       }),
     );

@@ -1,6 +1,7 @@
 import type { Suite } from '../lib/suite.ts';
 import { appendSuite } from './append.ts';
 import { appendUnderExtractionSuite } from './append-under-extraction.ts';
+import { clusterSuite } from './cluster.ts';
 import { dashboardSuite } from './dashboard.ts';
 import { droppedCallSuite } from './dropped-call.ts';
 import { embedderStallSuite } from './embedder-stall.ts';
@@ -30,4 +31,5 @@ export const SUITES: Suite[] = [
   productionSuite,
   peerSuite,
   vectorEngineSuite,
+  clusterSuite,
 ];

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { onPath, startNats, startRedis, type OwnedServer } from '../baselines/redis-servers.ts';
+import { serversMissing, startRedisAndNats, type OwnedServer } from '../baselines/redis-servers.ts';
 import { runHttpLoad } from '../load/http-load.ts';
 import { runOpLoad } from '../load/op-load.ts';
 import { runPacedHttp } from '../load/paced-http.ts';
@@ -9,11 +9,30 @@ import { prng, syntheticTurn } from '../load/turn-text.ts';
 import { postJson, startMemgate, type MemgateServer } from '../lib/memgate.ts';
 import { say } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';
+import type { LatencySummary } from '../lib/stats.ts';
 import { notRun, type Suite, type SuiteOutcome } from '../lib/suite.ts';
 import { below, figure } from '../lib/targets.ts';
-import { appendScenarios, appendSpec, measured } from './append.ts';
+import { appendScenarios, appendSpec, measured, type AppendScenario } from './append.ts';
 import { latencyFigures } from './latency-figures.ts';
 import { DEV_TENANT } from './start.ts';
+
+/**
+ * Raw XADDs of synthetic turns from one ioredis connection (commands pipelined on the socket)
+ * under an append scenario's load shape: the Redis baseline of a WebSocket append row.
+ */
+export function rawXaddBaseline(redis: Redis, keyPrefix: string, sc: AppendScenario): Promise<LatencySummary> {
+  const seqs = new Map<number, number>();
+  const payload = (call: number, i: number) => JSON.stringify({ ...syntheticTurn(call, i), ts: Date.now(), receivedAt: Date.now(), sessionId: `s${call}` });
+  return runOpLoad(
+    `raw XADD ${sc.label}`,
+    { calls: sc.connections, mode: sc.mode, cadenceMs: [3000, 7000], inFlight: sc.inFlight, warmupS: sc.mode === 'cadence' ? 4 : 2, durationS: sc.durationS },
+    (call) => {
+      const i = (seqs.get(call) ?? 0) + 1;
+      seqs.set(call, i);
+      return redis.xadd(`${keyPrefix}{${call}}:turns`, '*', 'd', payload(call, i), 'k', '30');
+    },
+  );
+}
 
 /**
  * The append and start figures on the production stack: Redis (AOF, fsync every
@@ -27,8 +46,8 @@ export const productionSuite: Suite = {
   title: 'Production stack on loopback: Redis + NATS JetStream (gateway only)',
   quick: false,
   async run(ctx): Promise<SuiteOutcome> {
-    const missing = ['redis-server', 'nats-server'].filter((c) => !onPath(c));
-    if (missing.length > 0) return notRun(`${missing.join(' and ')} not on PATH (apt-get install -y redis-server nats-server)`);
+    const missing = serversMissing();
+    if (missing !== null) return notRun(missing);
     const dir = join(ctx.tmpDir, 'production');
     const servers: OwnedServer[] = [];
     let memgate: MemgateServer | null = null;
@@ -39,11 +58,7 @@ export const productionSuite: Suite = {
       inlineWorkers: false,
     };
     try {
-      say('  starting redis-server and nats-server (private, loopback)');
-      const r = await startRedis(dir);
-      servers.push(r);
-      const n = await startNats(dir);
-      servers.push(n);
+      const { redis: r, nats: n } = await startRedisAndNats(dir, servers);
       const users = ctx.profile === 'full' ? 2000 : 500;
       const agentStart = `bench-prod-start-${ctx.runId}`;
       const dbPath = join(dir, 'memgate.db');
@@ -63,17 +78,7 @@ export const productionSuite: Suite = {
 
       for (const sc of appendScenarios(ctx).filter((s) => s.connections >= 1000 || s.mode === 'saturation')) {
         say(`  ${sc.label}: ${sc.durationS} s measured`);
-        const payload = (call: number, i: number) => JSON.stringify({ ...syntheticTurn(call, i), ts: Date.now(), receivedAt: Date.now(), sessionId: `s${call}` });
-        const counters = new Map<number, number>();
-        const base = await runOpLoad(
-          `raw XADD ${sc.label}`,
-          { calls: sc.connections, mode: sc.mode, cadenceMs: [3000, 7000], inFlight: sc.inFlight, warmupS: sc.mode === 'cadence' ? 4 : 2, durationS: sc.durationS },
-          (call) => {
-            const i = (counters.get(call) ?? 0) + 1;
-            counters.set(call, i);
-            return redis!.xadd(`rawbench${ctx.runId}:{${call}}:turns`, '*', 'd', payload(call, i), 'k', '30');
-          },
-        );
+        const base = await rawXaddBaseline(redis, `rawbench${ctx.runId}:`, sc);
         const mem = await measured(`memgate (redis) ${sc.label}`, appendSpec(sc, memgate.wsUrl, `bench-prod-append-${ctx.runId}`, `u-${sc.connections}-${sc.mode}-`), memgate.pid);
         figures.push(
           ...latencyFigures(

@@ -9,7 +9,7 @@
  * ACU is duplicated, and B redid what A had in flight.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -25,6 +25,8 @@ import { sleep, waitFor } from '../support/wait.ts';
 import { StackState, type UserState } from './support/stack-state.ts';
 import { startWindowLlm, type WindowLlm } from './support/window-llm.ts';
 import { removeDir } from '../support/tmp.ts';
+import { writeRedisNatsProfile } from '../support/stack-profile.ts';
+import { dropRunData } from './support/run-data.ts';
 
 const USERS = 50;
 const TURNS = 30;
@@ -39,22 +41,6 @@ const WORDS =
 /** ~20 tokens of random words: the 200-token threshold fires every ~10 turns, and no two ACUs look alike. */
 function turnText(): string {
   return Array.from({ length: 12 }, () => WORDS[Math.floor(Math.random() * WORDS.length)]).join(' ');
-}
-
-/** The run's profile: loopback's adapters with the OpenAI-compatible extractor, and crash recovery in seconds. */
-function writeProfile(file: string): void {
-  writeFileSync(
-    file,
-    JSON.stringify({
-      adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'openai', embedder: 'offline' },
-      server: { inlineWorkers: false },
-      // A dead worker's job comes back after 3 s (not 30 s) and its user lock after 8 s (not 60 s).
-      nats: { ackWaitMs: 3_000 },
-      worker: { concurrency: 4, lockTtlMs: 8_000, retryDelayMs: 200 },
-      memory: { maxKeptTurns: MAX_KEPT_TURNS },
-      llm: { timeoutMs: 20_000, maxRetries: 0 },
-    }),
-  );
 }
 
 /** The invariants for one user once the work is drained. */
@@ -100,8 +86,13 @@ describeWithServer('nats', 'multi-process crash', (natsServers) => {
       // A answers its first calls, then holds every later one: it dies inside a job, before any write.
       llmA = await startWindowLlm({ delayMs: 150, holdAfterAnswers: 3 });
       llmB = await startWindowLlm({ delayMs: 150 });
-      const profile = join(dir, 'profile.json');
-      writeProfile(profile);
+      const profile = writeRedisNatsProfile(dir, 'openai', {
+        // A dead worker's job comes back after 3 s (not 30 s) and its user lock after 8 s (not 60 s).
+        nats: { ackWaitMs: 3_000 },
+        worker: { concurrency: 4, lockTtlMs: 8_000, retryDelayMs: 200 },
+        memory: { maxKeptTurns: MAX_KEPT_TURNS },
+        llm: { timeoutMs: 20_000, maxRetries: 0 },
+      });
       const env = {
         MEMGATE_REDIS_URL: redisServer,
         MEMGATE_NATS_URL: natsServers,
@@ -132,19 +123,7 @@ describeWithServer('nats', 'multi-process crash', (natsServers) => {
       await Promise.allSettled(clients.map((c) => c.close()));
       await Promise.allSettled(procs.map((p) => p.stop('SIGTERM', 8_000)));
       await Promise.allSettled([llmA?.close(), llmB?.close()]);
-      if (bus) {
-        await bus.dangerouslyDeleteAll().catch(() => undefined);
-        await bus.close();
-      }
-      await nc?.close();
-      if (redis) {
-        for (let cursor = '0'; ;) {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 500);
-          if (keys.length > 0) await redis.del(...keys);
-          if ((cursor = next) === '0') break;
-        }
-        await redis.quit();
-      }
+      await dropRunData({ redis, nc, bus }, redisPrefix);
       removeDir(dir);
     }, 30_000);
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { startGatewayProcess, startWorkerProcess, type MemgateProcess } from '..
 import { natsUrl, redisUrl } from '../support/servers.ts';
 import { writeFaultFigures } from './report.ts';
 import { removeDir } from '../support/tmp.ts';
+import { writeRedisNatsProfile } from '../support/stack-profile.ts';
 
 /**
  * SIGKILL of the gateway in the middle of hundreds of calls appending, then a
@@ -193,14 +194,7 @@ if (redis && nats) {
   describe('fault: gateway crash (Redis + NATS)', () => {
     const run = `crash${Date.now().toString(36)}`;
     const dir = mkdtempSync(join(tmpdir(), 'memgate-crash-profile-'));
-    const profile = join(dir, 'profile.json');
-    writeFileSync(
-      profile,
-      JSON.stringify({
-        adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder: 'offline' },
-        server: { inlineWorkers: false },
-      }),
-    );
+    const profile = writeRedisNatsProfile(dir, 'offline');
     crashSuite({
       name: 'redis-nats',
       env: { MEMGATE_REDIS_URL: redis, MEMGATE_NATS_URL: nats, MEMGATE_REDIS_PREFIX: `${run}:`, MEMGATE_NATS_STREAM: run.toUpperCase(), MEMGATE_NATS_PREFIX: run },

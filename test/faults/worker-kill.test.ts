@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { describeWithServer, natsUrl, redisUrl } from '../support/servers.ts';
 import { waitFor } from '../support/wait.ts';
 import { writeFaultFigures } from './report.ts';
 import { removeDir } from '../support/tmp.ts';
+import { writeRedisNatsProfile } from '../support/stack-profile.ts';
 
 /**
  * A worker SIGKILLed in the middle of an extraction, with the default lease and
@@ -29,15 +30,7 @@ describeWithServer('redis', 'fault: worker killed mid-extraction (defaults)', ()
     const nats = natsUrl();
     if (!nats) throw new Error('needs MEMGATE_TEST_NATS_URL as well');
     const run = `wk${Date.now().toString(36)}`;
-    const profile = join(dir, 'profile.json');
-    writeFileSync(
-      profile,
-      JSON.stringify({
-        adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'openai', embedder: 'offline' },
-        server: { inlineWorkers: false },
-        llm: { timeoutMs: 60_000, maxRetries: 0 },
-      }),
-    );
+    const profile = writeRedisNatsProfile(dir, 'openai', { llm: { timeoutMs: 60_000, maxRetries: 0 } });
     const [held, healthy] = [await startWindowLlm({ delayMs: 20, holdAfterAnswers: 0 }), await startWindowLlm({ delayMs: 20 })];
     llms.push(held, healthy);
     const env = {
