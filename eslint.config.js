@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import { builtinRules } from 'eslint/use-at-your-own-risk';
 import tseslint from 'typescript-eslint';
 
-const LAYERS = ['core', 'config', 'text', 'ports', 'memory', 'pipeline', 'service', 'gateway', 'workers', 'cli', 'integrations', 'adapters', 'client', 'app'];
+const LAYERS = ['core', 'config', 'text', 'ports', 'memory', 'pipeline', 'service', 'mcp', 'gateway', 'workers', 'cli', 'integrations', 'adapters', 'client', 'app'];
 
 /** What each folder of src/ may import from the others (its own folder is always allowed). */
 const MAY_IMPORT = {
@@ -16,7 +16,9 @@ const MAY_IMPORT = {
   memory: ['core', 'config', 'text', 'ports'],
   pipeline: ['core', 'config', 'text', 'ports', 'memory'],
   service: ['core', 'config', 'text', 'ports', 'memory', 'pipeline'],
-  gateway: ['core', 'config', 'text', 'ports', 'memory', 'service'],
+  // The MCP tools: an edge on the service façade (the gateway mounts them at /mcp, src/app on stdio).
+  mcp: ['core', 'service'],
+  gateway: ['core', 'config', 'text', 'ports', 'memory', 'service', 'mcp'],
   workers: ['core', 'config', 'text', 'ports', 'memory', 'pipeline', 'service'],
   cli: ['core', 'config', 'text', 'ports', 'memory', 'pipeline', 'service'],
   integrations: ['core', 'client'],

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { memgateVersion } from '../core/version.ts';
 import { MemgateError, toMemgateError } from '../core/errors.ts';
 import { UsageError, assertServeSafe, configNotices, loadConfig, parseCommandLine } from '../config/load.ts';
 
@@ -8,6 +8,8 @@ Usage:
   memgate [serve] [options]          run the gateway (embedded default: SQLite, no servers)
   memgate worker [options]           run an extraction worker (a profile whose job bus is NATS)
   memgate replay FILE [--data PATH]  replay a transcript and print the next call's memory
+  memgate mcp [options]              an MCP server on stdio: the gateway at MEMGATE_URL (with
+                                     MEMGATE_API_KEY), else the embedded store (--data)
   memgate --help | --version
 
 Options:
@@ -24,11 +26,6 @@ Options:
 Keys: MEMGATE_API_KEYS=KEY:TENANT[,KEY:TENANT]. LLM: MEMGATE_EXTRACTOR=openai with
 MEMGATE_LLM_BASE_URL / MEMGATE_LLM_API_KEY / MEMGATE_LLM_MODEL (any OpenAI-compatible endpoint).`;
 
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
-
 function warnNotices(config: Parameters<typeof configNotices>[0]): void {
   for (const line of configNotices(config)) process.stderr.write(`memgate: warning: ${line}\n`);
 }
@@ -37,7 +34,7 @@ function warnNotices(config: Parameters<typeof configNotices>[0]): void {
 async function main(argv: string[]): Promise<void> {
   const cli = parseCommandLine(argv);
   if (cli.command === 'help' || cli.flags['--help']) return void process.stdout.write(USAGE + '\n');
-  if (cli.command === 'version' || cli.flags['--version']) return void process.stdout.write(version() + '\n');
+  if (cli.command === 'version' || cli.flags['--version']) return void process.stdout.write(memgateVersion() + '\n');
   switch (cli.command) {
     case 'serve': {
       if (cli.args.length > 0) throw new UsageError(`serve takes no arguments (got "${cli.args[0]}")`);
@@ -69,6 +66,14 @@ async function main(argv: string[]): Promise<void> {
       const config = loadConfig(cli.flags['--data'] ? argv : [...argv, '--data', ':memory:']);
       const { replay } = await import('./replay.ts');
       await replay(file, config);
+      return;
+    }
+    case 'mcp': {
+      if (cli.args.length > 0) throw new UsageError(`mcp takes no arguments (got "${cli.args[0]}")`);
+      const config = loadConfig(argv);
+      const env = process.env;
+      const { runMcp } = await import('./mcp.ts');
+      await runMcp(config, { url: env['MEMGATE_URL'] || undefined, apiKey: env['MEMGATE_API_KEY'] || undefined, tenantId: env['MEMGATE_TENANT'] || undefined });
       return;
     }
     default:

@@ -1,5 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 
+/** Longest agentId / userId / sessionId / turnId accepted at an edge. */
+export const MAX_ID_CHARS = 128;
+
 /** A fresh random id (server-made turn ids, session ids). */
 export function newId(prefix = ''): string {
   return prefix + randomUUID();

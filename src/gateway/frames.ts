@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MemgateError, badRequest } from '../core/errors.ts';
 import type { Role, TurnInput } from '../core/types.ts';
 import { inTsWindow, isBlankText, TS_RANGE } from '../core/turn-check.ts';
+import { MAX_ID_CHARS } from '../core/ids.ts';
 
 /**
  * Request validation shared by the WebSocket ops and the HTTP routes. Append
@@ -9,8 +10,6 @@ import { inTsWindow, isBlankText, TS_RANGE } from '../core/turn-check.ts';
  * use zod schemas whose first issue becomes the `bad_request` message.
  */
 
-/** Longest agentId / userId / sessionId / turnId accepted at the edge. */
-export const MAX_ID_CHARS = 128;
 const MAX_SPEAKER_CHARS = 256;
 const MAX_QUERY_CHARS = 4096;
 

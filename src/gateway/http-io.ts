@@ -3,7 +3,8 @@ import { MemgateError, badRequest } from '../core/errors.ts';
 import { bearerToken } from './auth.ts';
 import type { GatewayContext } from './context.ts';
 import { assertValidStrings } from './codec.ts';
-import { statusLine, toEdgeError } from './error-map.ts';
+import { toEdgeError } from '../core/edge-error.ts';
+import { statusLine } from './error-map.ts';
 
 /**
  * HTTP plumbing over uWS: an HttpResponse dies on abort, so every route
@@ -85,12 +86,12 @@ export function pathParams(req: HttpRequest, count: number): string[] {
 const DRAIN_FACTOR = 8;
 
 /**
- * Read the whole body as JSON (undefined when empty). Refuses more than `maxBytes` with
- * `too_large` (413) once the body has been read through (the rest discarded), or at once when
- * the Content-Length or the running total exceeds DRAIN_FACTOR times the limit. Must be called
- * synchronously in the route handler.
+ * Read the whole body as bytes. Refuses more than `maxBytes` with `too_large` (413) once the
+ * body has been read through (the rest discarded), or at once when the Content-Length or the
+ * running total exceeds DRAIN_FACTOR times the limit. Must be called synchronously in the
+ * route handler.
  */
-export function readJson(call: HttpCall, req: HttpRequest, maxBytes: number): Promise<unknown> {
+export function readBody(call: HttpCall, req: HttpRequest, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(req.getHeader('content-length') || '0');
   const drainCap = maxBytes * DRAIN_FACTOR;
   return new Promise((resolve, reject) => {
@@ -110,24 +111,26 @@ export function readJson(call: HttpCall, req: HttpRequest, maxBytes: number): Pr
         }
         return;
       }
-      // uWS neuters the chunk when this callback returns: copy unless it is the whole body.
+      // uWS neuters the chunk when this callback returns: copy unless it is the whole body and is consumed now.
       if (!isLast) return void chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
       const last = new Uint8Array(chunk);
-      const body = chunks.length === 0 ? last : Buffer.concat([...chunks, last]);
-      if (body.length === 0) return resolve(undefined);
-      let value: unknown;
-      try {
-        value = JSON.parse(strictUtf8.decode(body));
-      } catch {
-        return reject(badRequest('body is not valid UTF-8 JSON'));
-      }
-      try {
-        assertValidStrings(value);
-        resolve(value);
-      } catch (err) {
-        reject(err);
-      }
+      resolve(chunks.length === 0 ? last.slice() : Buffer.concat([...chunks, last]));
     });
+  });
+}
+
+/** Read the whole body (as `readBody`) as strict UTF-8 JSON; undefined when empty. */
+export function readJson(call: HttpCall, req: HttpRequest, maxBytes: number): Promise<unknown> {
+  return readBody(call, req, maxBytes).then((body) => {
+    if (body.length === 0) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(strictUtf8.decode(body));
+    } catch {
+      throw badRequest('body is not valid UTF-8 JSON');
+    }
+    assertValidStrings(value);
+    return value;
   });
 }
 

@@ -5,6 +5,7 @@ import { scopeEvent, type GatewayContext, type GatewayRuntime } from './context.
 import { DroppedCalls } from './dropped-calls.ts';
 import { EventOutbox, EventRelay } from './events.ts';
 import { registerHttpRoutes } from './http-routes.ts';
+import { registerMcpRoute } from './mcp-route.ts';
 import { LiveState } from './live-state.ts';
 import { startHealthListener, type HealthListener } from './health-listener.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -82,6 +83,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
   ctx.relay.onEvent((e) => ctx.live.onEvent(e));
   const sockets = new Set<Socket>();
   app.ws('/v1/ws', wsBehavior(ctx, sockets));
+  const mcp = registerMcpRoute(app, ctx);
   registerHttpRoutes(app, ctx);
   ctx.relay.start();
 
@@ -108,6 +110,8 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
     uWS.us_listen_socket_close(listenSocket);
     const drained = await ctx.inflight.idle(drainTimeoutMs);
     if (!drained) logger.warn('shutdown: requests still in flight after the drain timeout', { inflight: ctx.inflight.count });
+    // Open MCP listen streams never end by themselves.
+    await mcp.close().catch((err: unknown) => logger.warn('shutdown: closing MCP exchanges failed', { err }));
     for (const ws of [...sockets]) ws.end(1001, 'server shutting down');
     // Let the close frames go out, then drop idle keep-alive HTTP connections (app.close is untyped in v20.30).
     await new Promise((r) => setTimeout(r, 50));

@@ -2,7 +2,7 @@ import type { WebSocket } from 'uWebSockets.js';
 import type { Scope } from '../core/types.ts';
 import { encodeFrame } from './codec.ts';
 import type { GatewayContext } from './context.ts';
-import { toEdgeError } from './error-map.ts';
+import { toEdgeError } from '../core/edge-error.ts';
 import type { Subscriptions } from './events.ts';
 import type { RequestId } from './frames.ts';
 
