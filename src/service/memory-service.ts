@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import type { Clock } from '../core/clock.ts';
-import { MemgateError, badRequest, sessionConflict } from '../core/errors.ts';
+import { MemgateError, badRequest, sessionConflict, toMemgateError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { estimateTokens } from '../core/tokens.ts';
@@ -17,6 +17,7 @@ import { buildSessionContext } from '../memory/context-block.ts';
 import { contextFields, encodeContext, packEncoded, unpackContext, type ContextFields } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
 import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
+import { extractionFailedEvent } from '../pipeline/extraction-report.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, TimelineEntity } from './api.ts';
 import { SchemaRegistry } from './schema-registry.ts';
 
@@ -182,8 +183,16 @@ export class MemoryService implements MemoryApi {
     if ((await this.ports.buffer.pendingTokens(scope)) > 0) this.publishJob(scope, 'end');
   }
 
-  flush(scope: Scope): Promise<ExtractionReport> {
-    return this.flushLane(scope) ?? runExtractionWhenFree(this.extraction, scope, this.config.worker.lockTtlMs);
+  /** Extract now. A failure reaches the caller and, like a background one, the log and the `extraction.failed` event (so `/v1/extraction` counts it). */
+  async flush(scope: Scope): Promise<ExtractionReport> {
+    try {
+      return await (this.flushLane(scope) ?? runExtractionWhenFree(this.extraction, scope, this.config.worker.lockTtlMs));
+    } catch (err) {
+      const e = toMemgateError(err);
+      this.logger.warn('flush failed', { err: e, retryable: e.retryable, tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId });
+      this.ports.events.publish(extractionFailedEvent(scope, e, this.clock.now(), { flush: true }));
+      throw e;
+    }
   }
 
   async timeline(scope: Scope, history: boolean): Promise<TimelineEntity[]> {
