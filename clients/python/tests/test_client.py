@@ -86,6 +86,7 @@ def test_refusals_carry_the_stable_codes(gateway, encoding):
             assert err.value.code == "bad_request"
             # The connection stays open after an error reply.
             assert (await ws.append("user", "still here")).seq == 1
+            await ws.ping()
             with pytest.raises(MemgateError) as err:
                 await ws.append("narrator", "not a role")
             assert err.value.code == "bad_request"
