@@ -104,6 +104,8 @@ class MemgateClient:
         self._ws: Any = None
         self._ready = False
         self._closed = False
+        #: Why the client stopped for good (set with ``_closed``), for the error of a later request.
+        self._closed_reason = "client closed"
         self._ids = itertools.count(1)
         self._pending: Dict[str, _Pending] = {}
         self._session: Optional[Dict[str, str]] = None
@@ -160,6 +162,7 @@ class MemgateClient:
 
     async def close(self) -> None:
         """Close for good; unanswered requests fail with ``unavailable``."""
+        already = self._closed
         self._closed = True
         if self._reconnecting:
             self._reconnecting.cancel()
@@ -169,13 +172,14 @@ class MemgateClient:
             await ws.close()
         if self._reader:
             await asyncio.gather(self._reader, return_exceptions=True)
-        self._state("closed")
+        if not already:
+            self._state("closed")
 
     # --- requests
 
     async def _request(self, frame: Dict[str, Any], *, restore: bool = False) -> Dict[str, Any]:
         if self._closed:
-            raise MemgateError("unavailable", "client closed")
+            raise MemgateError("unavailable", self._closed_reason)
         rid = str(next(self._ids))
         frame["id"] = rid
         future: "asyncio.Future[Dict[str, Any]]" = asyncio.get_running_loop().create_future()
@@ -248,7 +252,7 @@ class MemgateClient:
         if self._closed or (self._reconnecting and not self._reconnecting.done()):
             return
         if not self.reconnect or code not in RECONNECT_CODES:
-            self._fail_all(MemgateError("unavailable", f"connection closed with code {code}"))
+            self._give_up(MemgateError("unavailable", f"connection closed with code {code}"))
             return
         self._state("reconnecting")
         self._reconnecting = asyncio.ensure_future(self._reconnect())
@@ -257,7 +261,7 @@ class MemgateClient:
         attempt = 0
         while not self._closed:
             if self.max_attempts is not None and attempt >= self.max_attempts:
-                self._fail_all(MemgateError("unavailable", f"connection lost; {attempt} reconnect attempts failed"))
+                self._give_up(MemgateError("unavailable", f"connection lost; {attempt} reconnect attempts failed"))
                 return
             await asyncio.sleep(min(self.max_retry, self.min_retry * 2**attempt))
             attempt += 1
@@ -268,9 +272,17 @@ class MemgateClient:
             except MemgateError as err:
                 if err.code in ("unauthorized", "forbidden"):
                     # A refused key will not become valid by retrying.
-                    self._closed = True
-                    self._fail_all(err)
+                    self._give_up(err)
                     return
+            except Exception:  # noqa: BLE001 - a protocol surprise on one attempt must not end the reconnect loop
+                continue
+
+    def _give_up(self, err: MemgateError) -> None:
+        """No more connections: unanswered requests and every later one fail with ``err``."""
+        self._closed = True
+        self._closed_reason = err.message
+        self._fail_all(err)
+        self._state("closed")
 
     def _fail_all(self, err: MemgateError) -> None:
         for pending in self._pending.values():

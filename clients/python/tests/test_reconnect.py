@@ -5,7 +5,7 @@ import signal
 
 import pytest
 
-from memgate import HttpClient, MemgateClient
+from memgate import HttpClient, MemgateClient, MemgateError
 
 AGENT = "real-estate"
 
@@ -65,8 +65,27 @@ def test_a_normal_close_is_not_reconnected(own_gateway):
         ws = await MemgateClient.connect(own_gateway.url, request_timeout=5)
         await ws.close()
         assert ws.reconnects == 0
-        with pytest.raises(Exception) as err:
+        with pytest.raises(MemgateError) as err:
             await ws.append("user", "after close")
         assert err.value.code == "unavailable"
+
+    asyncio.run(run())
+
+
+def test_a_close_code_that_is_not_transient_ends_the_client(gateway):
+    async def run():
+        states = []
+        ws = await MemgateClient.connect(gateway.url, request_timeout=10, min_retry=0.05, on_state=states.append)
+        await ws.start(AGENT, "caller-1009")
+        # A frame over the server's 1 MiB limit: it closes the connection with 1009.
+        with pytest.raises(MemgateError) as err:
+            await ws.append("user", "x" * (1100 * 1024))
+        assert err.value.code == "unavailable" and "1009" in err.value.message
+        with pytest.raises(MemgateError) as err:
+            await ws.append("user", "after the close")
+        assert "1009" in err.value.message
+        assert ws.reconnects == 0 and states == ["open", "closed"]
+        await ws.close()
+        assert states == ["open", "closed"]
 
     asyncio.run(run())
