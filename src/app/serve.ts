@@ -1,6 +1,7 @@
 import { createLogger } from '../core/logger.ts';
 import type { Config } from '../config/config-schema.ts';
 import { createRuntime } from './wiring.ts';
+import { describeEngine } from './llm-probe.ts';
 import { startGateway } from '../gateway/server.ts';
 import { exitOnSignals } from '../gateway/shutdown.ts';
 
@@ -23,6 +24,8 @@ export async function serve(config: Readonly<Config>): Promise<void> {
     throw err;
   }
   process.stdout.write(`memgate listening on http://${gateway.host}:${gateway.port}\n`);
+  // Which extractor and embedder answer, and where: a misrouted LLM shows here, not as silent empty memory.
+  logger.info('memory engine', describeEngine(config));
   const g = gateway;
   exitOnSignals(async () => {
     await g.close();

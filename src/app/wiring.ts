@@ -1,4 +1,5 @@
 import { probeServers, reachability } from './probe-servers.ts';
+import { llmProbes } from './llm-probe.ts';
 import { startDeadLetterSweeper } from '../workers/dead-letter-sweeper.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
@@ -27,7 +28,7 @@ export interface Runtime {
   workersReady(): Promise<void>;
   /** Counters of the extraction thread, or null while extraction runs on this thread (tests, diagnostics). */
   extractionThread(): ThreadLaneStats | null;
-  /** Probe the servers the configuration uses (none on the embedded default). */
+  /** Probe the servers the configuration uses (none on the embedded default), the LLM and embeddings endpoints included. */
   reachability(): ReturnType<typeof reachability>;
   /** Stop workers (waiting for in-flight jobs), then close every port. */
   close(): Promise<void>;
@@ -63,6 +64,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope, maxWaitMs) => lanes[0]?.run(scope, maxWaitMs) ?? null);
   const consumers: Consumer[] = [];
   const sweepers: Array<() => void> = [];
+  const probeLlm = llmProbes(config);
   return {
     config,
     service,
@@ -87,7 +89,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     extractionThread() {
       return lanes[0]?.stats() ?? null;
     },
-    reachability: () => reachability(config),
+    reachability: async () => (await Promise.all([reachability(config), probeLlm()])).flat(),
     async close() {
       // Consumers stop taking jobs at once; their in-flight jobs settle when the lanes have let them
       // commit (or, past the lanes' stop timeout, been terminated: those turns stay buffered).

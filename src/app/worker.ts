@@ -1,5 +1,6 @@
 import type { Config } from '../config/config-schema.ts';
 import { createRuntime } from './wiring.ts';
+import { describeEngine } from './llm-probe.ts';
 
 /**
  * `memgate worker`: a process that only consumes extraction jobs. It reads the
@@ -9,7 +10,7 @@ import { createRuntime } from './wiring.ts';
 export async function runWorker(config: Config): Promise<void> {
   const runtime = await createRuntime(config);
   runtime.startWorkers();
-  runtime.logger.info('worker started', { profile: config.profile, bus: config.adapters.bus, concurrency: config.worker.concurrency });
+  runtime.logger.info('worker started', { profile: config.profile, bus: config.adapters.bus, concurrency: config.worker.concurrency, ...describeEngine(config) });
   await new Promise<void>((resolve) => {
     const stop = () => {
       runtime.logger.info('worker stopping');

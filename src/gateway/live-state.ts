@@ -171,7 +171,8 @@ export class LiveState {
       case 'extraction.failed': {
         t.pending.delete(`${e.agentId}\n${e.userId}`);
         const attempt = typeof e.data['attempt'] === 'number' ? e.data['attempt'] : 1;
-        const dead = e.data['retryable'] === false || attempt >= this.maxDeliver;
+        // A failed flush answered its caller; only a bus job that will not be redelivered is dead-lettered.
+        const dead = e.data['flush'] !== true && (e.data['retryable'] === false || attempt >= this.maxDeliver);
         const entry: LaneEntry = { agentId: e.agentId, userId: e.userId, state: dead ? 'dead-lettered' : 'failed', at: e.at, attempt, code: String(e.data['code'] ?? 'internal') };
         if (typeof e.data['message'] === 'string') entry.message = e.data['message'];
         this.record(t, entry);

@@ -1,3 +1,7 @@
+import type { MemgateError } from '../core/errors.ts';
+import type { Scope } from '../core/types.ts';
+import type { MemgateEvent } from '../core/wire.ts';
+
 // The pipeline owns its report; the service API hands it on (flush reply, events, logs).
 
 /** Wall time of one run's stages, in milliseconds (0 for a stage the run did not reach). */
@@ -103,4 +107,14 @@ export function mergeReports(reports: readonly ExtractionReport[]): ExtractionRe
   out.turnsLeft = reports[reports.length - 1]!.turnsLeft;
   out.baseVersion = Math.min(...reports.map((r) => r.baseVersion));
   return out;
+}
+
+/**
+ * The `extraction.failed` event of a run that threw: a worker's job (`attempt` of the bus's
+ * delivery) or a flush (`flush: true`: the caller got the error; nothing is redelivered).
+ */
+export function extractionFailedEvent(scope: Scope, err: MemgateError, at: number, run: { attempt: number } | { flush: true }): MemgateEvent {
+  const { tenantId, agentId, userId } = scope;
+  const how = 'flush' in run ? { attempt: 1, flush: true } : { attempt: run.attempt };
+  return { type: 'extraction.failed', tenantId, agentId, userId, at, data: { code: err.code, ...how, retryable: err.retryable, message: err.message.slice(0, 300) } };
 }

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import type { Clock } from '../core/clock.ts';
-import { MemgateError, badRequest, sessionConflict } from '../core/errors.ts';
+import { MemgateError, badRequest, sessionConflict, toMemgateError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { estimateTokens } from '../core/tokens.ts';
@@ -17,6 +17,7 @@ import { buildSessionContext } from '../memory/context-block.ts';
 import { contextFields, encodeContext, packEncoded, unpackContext, type ContextFields } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
 import { extractionDeps, runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
+import { extractionFailedEvent } from '../pipeline/extraction-report.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, TimelineEntity } from './api.ts';
 import { SchemaRegistry } from './schema-registry.ts';
 import { ExtractionBacklog, type BacklogCrossing, type BacklogView } from './extraction-backlog.ts';
@@ -234,9 +235,20 @@ export class MemoryService implements MemoryApi {
     return seq === null ? null : { turnId, seq, duplicate: true };
   }
 
-  /** Extract the user now and wait for the commit: see FlushFlights (waits for a run in progress, shares concurrent flushes). */
-  flush(scope: Scope): Promise<ExtractionReport> {
-    return this.flushes.flush(scope);
+  /**
+   * Extract the user now and wait for the commit: see FlushFlights (waits for a run in progress, shares
+   * concurrent flushes). A failure reaches the caller and, like a background one, the log and the
+   * `extraction.failed` event (so `/v1/extraction` counts it).
+   */
+  async flush(scope: Scope): Promise<ExtractionReport> {
+    try {
+      return await this.flushes.flush(scope);
+    } catch (err) {
+      const e = toMemgateError(err);
+      this.logger.warn('flush failed', { err: e, retryable: e.retryable, tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId });
+      this.ports.events.publish(extractionFailedEvent(scope, e, this.clock.now(), { flush: true }));
+      throw e;
+    }
   }
 
   async timeline(scope: Scope, history: boolean): Promise<TimelineEntity[]> {

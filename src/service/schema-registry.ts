@@ -15,11 +15,13 @@ const EMPTY_SCHEMA: ExtractionSchema = { fields: [] };
  */
 export class SchemaRegistry {
   private readonly files = new Map<string, ExtractionSchema>();
+  /** Agents already reported as falling back (tenant + agent), so the log says it once per agent. */
+  private readonly fellBack = new Set<string>();
 
   constructor(
     private readonly documents: DocumentStore,
     dir: string,
-    logger: Logger,
+    private readonly logger: Logger,
   ) {
     if (!existsSync(dir)) {
       logger.warn('schemas directory not found; agents without a stored schema extract no fields', { dir });
@@ -37,7 +39,29 @@ export class SchemaRegistry {
 
   /** The schema in force for the agent. */
   async get(tenantId: string, agentId: string): Promise<ExtractionSchema> {
-    return (await this.documents.getSchema(tenantId, agentId)) ?? this.files.get(agentId) ?? this.files.get('default') ?? EMPTY_SCHEMA;
+    const own = (await this.documents.getSchema(tenantId, agentId)) ?? this.files.get(agentId);
+    if (own) return own;
+    const fallback = this.files.get('default');
+    this.reportFallback(tenantId, agentId, fallback ? 'default' : 'none');
+    return fallback ?? EMPTY_SCHEMA;
+  }
+
+  /** A misspelt agent id silently extracts with the wrong fields: say so once per agent. */
+  private reportFallback(tenantId: string, agentId: string, schema: 'default' | 'none'): void {
+    const key = `${tenantId}\n${agentId}`;
+    if (this.fellBack.has(key)) return;
+    // Bounded: an unbounded set of agent ids would grow with every new id a client makes up.
+    if (this.fellBack.size >= 10_000) this.fellBack.clear();
+    this.fellBack.add(key);
+    this.logger.info(
+      schema === 'default' ? 'agent has no extraction schema of its own; using config/schemas/default.json' : 'agent has no extraction schema and there is no default; no fields are extracted',
+      {
+        tenantId,
+        agentId,
+        schema,
+        ...(schema === 'default' ? { known: [...this.files.keys()].filter((k) => k !== 'default') } : {}),
+      },
+    );
   }
 
   /** Validate and store a schema; the previous one stays in force when validation fails. */

@@ -3,6 +3,7 @@ import type { Scope } from '../core/types.ts';
 import type { Consumer, JobBus } from '../ports/job-bus.ts';
 import { runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import type { ExtractionReport } from '../pipeline/extraction-report.ts';
+import { extractionFailedEvent } from '../pipeline/extraction-report.ts';
 
 /** Worker knobs (config.worker). */
 export interface WorkerOptions {
@@ -38,14 +39,7 @@ export function startExtractionWorker(
       const e = toMemgateError(err);
       const { tenantId, agentId, userId } = job.scope;
       logger.warn('extraction failed', { err: e, attempt: ctl.attempt, retryable: e.retryable, tenantId, agentId, userId });
-      ports.events.publish({
-        type: 'extraction.failed',
-        tenantId,
-        agentId,
-        userId,
-        at: Date.now(),
-        data: { code: e.code, attempt: ctl.attempt, retryable: e.retryable, message: e.message.slice(0, 300) },
-      });
+      ports.events.publish(extractionFailedEvent(job.scope, e, Date.now(), { attempt: ctl.attempt }));
       throw e;
     }
   }, options);

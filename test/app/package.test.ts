@@ -25,9 +25,24 @@ beforeAll(() => {
     readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
   );
 }, 200_000);
-afterAll(() => removeDir(dir));
+// Two installs (the package, then @livekit/agents): removing them takes longer than the default hook timeout on a busy machine.
+afterAll(() => removeDir(dir), 120_000);
 
 describe('the packed package', () => {
+  it('carries docs/ and every file the README links to, so its links and screenshot work on npm', () => {
+    const files = new Set(
+      execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+        .split('\n')
+        .map((f) => f.replace(/^package\//, '')),
+    );
+    expect(files).toContain('docs/protocol.md');
+    expect(files).toContain('docs/dashboard.png');
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)#:]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!);
+    expect(links.length).toBeGreaterThan(3);
+    expect(links.filter((l) => !files.has(l))).toEqual([]);
+  });
+
   it('installs into a fresh project; a plain .mjs imports the library and the client and holds a call', async () => {
     const proj = join(dir, 'proj');
     cpSync(join(REPO_ROOT, 'package.json'), join(dir, 'memgate-package.json')); // kept for diagnostics
@@ -61,6 +76,8 @@ await mg.close();
     const out = execFileSync(process.execPath, ['call.mjs'], { cwd: proj, encoding: 'utf8', timeout: 30_000 });
     expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ ack: { turnId: 't1', seq: 1, duplicate: false }, facts: ['budget'], block: true, found: true, embedder: 'fused', error: 'function' });
 
+    // The bin, as a user of the install runs it.
+    expect(execFileSync('npx', ['--no-install', 'memgate', '--help'], { cwd: proj, encoding: 'utf8', stdio: 'pipe', timeout: 30_000 })).toMatch(/^memgate — memory gateway/);
     // memgate/livekit needs its optional peer: without it the import names the missing package.
     writeFileSync(join(proj, 'lk.mjs'), `await import('memgate/livekit').then(() => console.log('loaded'), (e) => console.log(e.code, e.message.includes('@livekit/agents')));\n`);
     expect(execFileSync(process.execPath, ['lk.mjs'], { cwd: proj, encoding: 'utf8', timeout: 30_000 }).trim()).toBe('ERR_MODULE_NOT_FOUND true');

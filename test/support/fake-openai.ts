@@ -1,6 +1,6 @@
 /**
  * A local OpenAI-compatible HTTP server for tests and benchmarks: `POST /v1/chat/completions`
- * (plain or `stream: true` server-sent chunks, text or tool calls) and `POST /v1/embeddings`
+ * (plain or `stream: true` server-sent chunks, text or tool calls), `POST /v1/embeddings` and `GET /v1/models`
  * over real node:http, with scripted chat replies and failure modes.
  * Node built-ins only, because bench/ imports it too.
  */
@@ -267,7 +267,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
           ? chat(body as FakeChatBody, res)
           : route === 'POST /v1/embeddings'
             ? embeddings(body as Record<string, unknown>, res)
-            : Promise.resolve(sendError(res, 404, `fake: no route ${route}`));
+            : route === 'GET /v1/models'
+              ? Promise.resolve(sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', owned_by: 'memgate-tests' }] }))
+              : Promise.resolve(sendError(res, 404, `fake: no route ${route}`));
       work.catch((err: unknown) => sendError(res, 500, `fake: handler threw: ${err instanceof Error ? err.message : String(err)}`));
     });
   });

@@ -5,23 +5,28 @@
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { MemgateError, toMemgateError } from '../../core/errors.ts';
+import { socketErrorReason } from '../../core/socket-errors.ts';
 
 const RETRYABLE_STATUS = new Set([408, 409, 429]);
 const MAX_IN_PLACE_DELAY_MS = 2_000;
 const DEFAULT_IN_PLACE_DELAY_MS = 200;
 
-/** Classify anything an SDK call threw; `op` names the call for the message ("chat completion"). */
-export function classifyOpenAiError(err: unknown, op: string): MemgateError {
+/**
+ * Classify anything an SDK call threw; `op` names the call for the message ("chat completion"),
+ * `endpoint` the service and its base URL ("LLM at http://127.0.0.1:11434/v1"), so an operator
+ * reading a failed flush knows which host to look at (never the key).
+ */
+export function classifyOpenAiError(err: unknown, op: string, endpoint = 'endpoint'): MemgateError {
   if (err instanceof MemgateError) return err;
   // Order matters: the timeout error is a subclass of the connection error, which is an APIError.
   if (err instanceof APIConnectionTimeoutError) {
-    return new MemgateError('unavailable', `${op}: request timed out`, { cause: err, retryable: true });
+    return new MemgateError('unavailable', `${endpoint} timed out (${op})`, { cause: err, retryable: true });
   }
   if (err instanceof APIUserAbortError) {
     return new MemgateError('unavailable', `${op}: request aborted`, { cause: err, retryable: true });
   }
   if (err instanceof APIConnectionError) {
-    return new MemgateError('unavailable', `${op}: connection failed (${short(err)})`, { cause: err, retryable: true });
+    return new MemgateError('unavailable', `${endpoint} unreachable: ${socketErrorReason(err, short(err))} (${op})`, { cause: err, retryable: true });
   }
   if (err instanceof APIError) {
     const status = err.status;

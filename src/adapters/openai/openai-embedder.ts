@@ -66,7 +66,7 @@ export class OpenAiEmbedder implements Embedder {
         return this.toVectors(res.data, batch.length);
       } catch (err) {
         const delayMs = inPlaceRetryDelayMs(err);
-        if (delayMs === null || attempt >= attempts) throw classifyOpenAiError(err, 'embeddings');
+        if (delayMs === null || attempt >= attempts) throw classifyOpenAiError(err, 'embeddings', `embeddings endpoint at ${this.client.baseURL}`);
         await new Promise((resolve) => setTimeout(resolve, delayMs));
       }
     }

@@ -61,7 +61,7 @@ export class StructuredChat {
         });
         content = res.choices[0]?.message.content;
       } catch (err) {
-        last = classifyOpenAiError(err, op);
+        last = classifyOpenAiError(err, op, `LLM at ${this.client.baseURL}`);
         const delayMs = inPlaceRetryDelayMs(err);
         if (delayMs === null || attempt === attempts) throw last;
         await sleep(delayMs);
