@@ -57,8 +57,7 @@ export const locomoSuite: Suite = {
     // The main run (every figure below) uses the default embedder or the configured endpoint;
     // the other local embedders stream the same conversations again for recall, latency and memory.
     const runs: RunSpec[] = [{ embedder: memory.embedder, config: memory.config, main: true }];
-    if (memory.local)
-      for (const e of embeddersFromEnv()) if (e !== memory.embedder) runs.push({ embedder: e, config: { ...memory.config, adapters: { extractor: 'offline', embedder: e } }, main: false });
+    if (memory.local) for (const e of embeddersFromEnv()) if (e !== memory.embedder) runs.push({ embedder: e, config: { ...memory.config, ...embedderConfig(e) }, main: false });
     const details: Record<string, unknown> = {
       data: path,
       conversations: samples.map((s) => s.sample_id),
@@ -224,8 +223,25 @@ export const locomoSuite: Suite = {
 };
 
 const LOCAL_EMBEDDERS: readonly LocalEmbedder[] = ['offline', 'use-lite', 'fused'];
-const EMBEDDER_LABEL: Record<string, string> = { offline: 'hashing (offline)', 'use-lite': 'USE-lite', fused: 'fused hashing + USE-lite' };
-const embedderLabel = (e: string) => EMBEDDER_LABEL[e] ?? e;
+/** Embedders that only the conversation runs compare (not the 10k-ACU search or the model-cost pass); `static-fused@0.4` sets its share. */
+const STATIC_EMBEDDERS = ['static', 'static-fused'] as const;
+const EMBEDDER_LABEL: Record<string, string> = {
+  offline: 'hashing (offline)',
+  'use-lite': 'USE-lite',
+  fused: 'fused hashing + USE-lite',
+  static: 'static USE-lite table',
+  'static-fused': 'fused hashing + static table',
+};
+const embedderLabel = (e: string) => {
+  const [name = e, share] = e.split('@');
+  return (EMBEDDER_LABEL[name] ?? name) + (share ? ` (static share ${share})` : '');
+};
+
+/** The config of one compared embedder: `static-fused@0.4` is static-fused with that share of the static table. */
+function embedderConfig(e: string): Record<string, unknown> {
+  const [name, share] = e.split('@');
+  return { adapters: { extractor: 'offline', embedder: name }, ...(share ? { embeddings: { staticFusedShare: Number(share) } } : {}) };
+}
 
 interface RunSpec {
   embedder: string;
@@ -246,17 +262,22 @@ interface EmbedderRun {
   peakRssMiB: number | null;
 }
 
-/** MEMGATE_BENCH_LOCOMO_EMBEDDERS=offline,use-lite,fused (the default): the local embedders to compare. */
-function embeddersFromEnv(env: NodeJS.ProcessEnv = process.env): LocalEmbedder[] {
+/** MEMGATE_BENCH_LOCOMO_EMBEDDERS=offline,use-lite,fused (the default; also static, static-fused, static-fused@<share>): the local embedders to compare. */
+function embeddersFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
   const raw = env['MEMGATE_BENCH_LOCOMO_EMBEDDERS'];
   if (!raw) return [...LOCAL_EMBEDDERS];
   const list = raw
     .split(',')
     .map((x) => x.trim())
     .filter(Boolean);
-  const bad = list.filter((x) => !LOCAL_EMBEDDERS.includes(x as LocalEmbedder));
-  if (bad.length > 0) throw new Error(`MEMGATE_BENCH_LOCOMO_EMBEDDERS: unknown ${bad.join(', ')}; known: ${LOCAL_EMBEDDERS.join(', ')}`);
-  return list as LocalEmbedder[];
+  const known = (x: string) => {
+    const [name = '', share] = x.split('@');
+    if (share !== undefined) return name === 'static-fused' && Number(share) > 0 && Number(share) < 1;
+    return LOCAL_EMBEDDERS.includes(name as LocalEmbedder) || (STATIC_EMBEDDERS as readonly string[]).includes(name);
+  };
+  const bad = list.filter((x) => !known(x));
+  if (bad.length > 0) throw new Error(`MEMGATE_BENCH_LOCOMO_EMBEDDERS: unknown ${bad.join(', ')}; known: ${[...LOCAL_EMBEDDERS, ...STATIC_EMBEDDERS, 'static-fused@<share>'].join(', ')}`);
+  return list;
 }
 
 /** Peak resident memory of a process (VmHWM), MiB; null off Linux. */
@@ -347,7 +368,8 @@ function newAccumulators(answerModel: ReturnType<typeof answerModelFromEnv>): Ac
 function memoryModelsFromEnv(env: NodeJS.ProcessEnv = process.env): { extractor: string; embedder: string; local: boolean; config: Record<string, unknown> | null } {
   const useLlm = env['MEMGATE_BENCH_LOCOMO_EXTRACTOR'] === 'openai' && env['MEMGATE_BENCH_LLM_BASE_URL'];
   const useEmb = env['MEMGATE_BENCH_LOCOMO_EMBEDDER'] === 'openai' && env['MEMGATE_BENCH_EMBEDDINGS_BASE_URL'];
-  const defaultEmbedder = defaultConfig().adapters.embedder;
+  // MEMGATE_BENCH_LOCOMO_MAIN_EMBEDDER: a cheaper main run (the others compare against it), e.g. offline while tuning static tables.
+  const defaultEmbedder = env['MEMGATE_BENCH_LOCOMO_MAIN_EMBEDDER'] ?? defaultConfig().adapters.embedder;
   if (!useLlm && !useEmb) return { extractor: 'offline', embedder: defaultEmbedder, local: true, config: { adapters: { extractor: 'offline', embedder: defaultEmbedder } } };
   const config: Record<string, unknown> = { adapters: { extractor: useLlm ? 'openai' : 'offline', embedder: useEmb ? 'openai' : defaultEmbedder } };
   if (useLlm) config['llm'] = { baseURL: env['MEMGATE_BENCH_LLM_BASE_URL'], apiKey: env['MEMGATE_BENCH_LLM_API_KEY'] ?? 'none', model: env['MEMGATE_BENCH_LLM_MODEL'] ?? 'gpt-4o-mini' };

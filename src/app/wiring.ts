@@ -120,11 +120,12 @@ function startLane(config: Config, ports: Ports, logger: Logger): ThreadLane | n
  * synchronous wasm that would stall every append ack); the extraction thread does nothing
  * else, so it keeps the model in its own thread. The embed thread stops with the runtime.
  */
-async function buildEmbedder(config: Config, closers: Array<() => Promise<void>>, extractionThread: boolean): Promise<Embedder> {
+async function buildEmbedder(config: Config, logger: Logger, closers: Array<() => Promise<void>>, extractionThread: boolean): Promise<Embedder> {
   const kind = config.adapters.embedder;
   if (kind === 'openai') return new (await import('../adapters/openai/index.ts')).OpenAiEmbedder({ ...config.embeddings, dimensions: embedderDimensions(config) });
   const offline = await import('../adapters/offline/index.ts');
   if (kind === 'offline') return new offline.OfflineEmbedder({ dimensions: embedderDimensions(config) });
+  if (kind === 'static' || kind === 'static-fused') return buildStaticEmbedder(config, logger, new offline.OfflineEmbedder());
   const { UseLiteEmbedder } = await import('../adapters/use-lite/index.ts');
   const maxWords = config.embeddings.semanticMaxWords;
   const useLite = new UseLiteEmbedder({ runIn: extractionThread || !config.embeddings.modelThread ? 'in-process' : 'thread', ...(maxWords ? { maxWords } : {}) });
@@ -135,6 +136,32 @@ async function buildEmbedder(config: Config, closers: Array<() => Promise<void>>
   return new FusedEmbedder([
     { embedder: new offline.OfflineEmbedder(), weight: 1 - share },
     { embedder: useLite, weight: share },
+  ]);
+}
+
+/**
+ * The distilled USE-lite table: pure JS at query time. Its first start with no cached table
+ * builds it with USE-lite on the embed thread (stopped when done), so the model's memory is
+ * held only while the table is made; the runtime's warm-up starts that in the background.
+ */
+async function buildStaticEmbedder(config: Config, logger: Logger, hashing: Embedder): Promise<Embedder> {
+  const { StaticUseEmbedder } = await import('../adapters/static-use/index.ts');
+  const { UseLiteEmbedder } = await import('../adapters/use-lite/index.ts');
+  const staticUse = new StaticUseEmbedder({
+    ...(config.embeddings.staticCacheDir ? { cacheDir: config.embeddings.staticCacheDir } : {}),
+    teacher: () => {
+      const teacher = new UseLiteEmbedder({ runIn: 'thread' });
+      return { embed: (texts) => teacher.embed(texts), close: () => teacher.close() };
+    },
+    onReady: (info) => (info.built ? logger.info('static embedder table built', info) : undefined),
+    onCacheError: (err) => logger.warn('static embedder table could not be cached; it is used from memory and built again at the next start', { err }),
+  });
+  if (config.adapters.embedder === 'static') return staticUse;
+  const { FusedEmbedder } = await import('../adapters/fused/index.ts');
+  const share = config.embeddings.staticFusedShare;
+  return new FusedEmbedder([
+    { embedder: hashing, weight: 1 - share },
+    { embedder: staticUse, weight: share },
   ]);
 }
 
@@ -201,7 +228,7 @@ export async function openStores(config: Config, clock: Clock, logger: Logger, c
   const cold = a.cold === 'mongo' ? mongo!.cold : new sqlite!.SqliteColdArchive(db!);
   const lock = a.lock === 'redis' ? new redisMod!.RedisUserLock(redis!, prefix) : new memory.InProcessUserLock(clock);
 
-  const embedder = await buildEmbedder(config, closers, extractionThread);
+  const embedder = await buildEmbedder(config, logger, closers, extractionThread);
   // Load the model while idle: the first search or extraction would otherwise wait ~0.3 s for it.
   embedder.warm?.().catch((err: unknown) => logger.warn('embedder warm-up failed; the first call will retry', { err }));
   const extractor = a.extractor === 'openai' ? new (await import('../adapters/openai/index.ts')).OpenAiExtractor(config.llm) : new (await import('../adapters/offline/index.ts')).OfflineExtractor();

@@ -38,10 +38,10 @@ export const memorySchema = z.strictObject({
 });
 
 /** Values of `adapters.embedder` (MEMGATE_EMBEDDER). */
-export const EMBEDDERS = ['offline', 'use-lite', 'fused', 'openai'] as const;
+export const EMBEDDERS = ['offline', 'use-lite', 'fused', 'static', 'static-fused', 'openai'] as const;
 
 /** Vector size of each embedder when `embeddings.dimensions` is unset; use-lite and fused have a fixed size. */
-export const EMBEDDER_DIMENSIONS = { offline: 384, 'use-lite': 512, fused: 384 + 512, openai: 384 } as const;
+export const EMBEDDER_DIMENSIONS = { offline: 384, 'use-lite': 512, fused: 384 + 512, static: 256, 'static-fused': 384 + 256, openai: 384 } as const;
 
 const adaptersSchema = z.strictObject({
   buffer: z.enum(['sqlite', 'redis']).default('sqlite'),
@@ -170,6 +170,13 @@ export const configSchema = z
         modelThread: z.boolean().default(true),
         /** use-lite / fused: words of a text the sentence encoder sees at most (unset: all); hashing always sees the whole text. */
         semanticMaxWords: z.int().positive().optional(),
+        /** static-fused: share of the static (distilled USE-lite) table in the fused cosine, the rest the hashing embedder's. */
+        staticFusedShare: z.number().gt(0).lt(1).default(0.5),
+        /**
+         * static / static-fused: directory of the cached piece table, built once from the installed
+         * model package (unset: node_modules/.cache/memgate beside the package).
+         */
+        staticCacheDir: z.string().min(1).optional(),
       })
       .prefault({}),
     memory: memorySchema.prefault({}),
@@ -199,7 +206,7 @@ export const configSchema = z
   })
   .superRefine((c, ctx) => {
     const embedder = c.adapters.embedder;
-    const fixed = embedder === 'use-lite' || embedder === 'fused' ? EMBEDDER_DIMENSIONS[embedder] : null;
+    const fixed = embedder === 'offline' || embedder === 'openai' ? null : EMBEDDER_DIMENSIONS[embedder];
     if (fixed !== null && c.embeddings.dimensions !== undefined && c.embeddings.dimensions !== fixed) {
       ctx.addIssue({
         code: 'custom',

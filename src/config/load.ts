@@ -34,6 +34,8 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_EMBEDDINGS_MODEL: 'embeddings.model',
   MEMGATE_EMBEDDINGS_DIMENSIONS: 'embeddings.dimensions',
   MEMGATE_EMBEDDINGS_FUSED_SHARE: 'embeddings.fusedSemanticShare',
+  MEMGATE_EMBEDDINGS_STATIC_SHARE: 'embeddings.staticFusedShare',
+  MEMGATE_EMBEDDINGS_STATIC_CACHE_DIR: 'embeddings.staticCacheDir',
   MEMGATE_EMBEDDINGS_MODEL_THREAD: 'embeddings.modelThread',
   MEMGATE_EMBEDDINGS_SEMANTIC_MAX_WORDS: 'embeddings.semanticMaxWords',
   MEMGATE_TOKEN_THRESHOLD: 'memory.tokenThreshold',

@@ -25,6 +25,8 @@ describe.each([
   ['offline', 384, 'offline-hash-v1'],
   ['use-lite', 512, 'use-lite-v1'],
   ['fused', 896, 'fused(offline-hash-v1*0.35+use-lite-v1*0.65)'],
+  ['static', 256, 'use-static-v1-256'],
+  ['static-fused', 640, 'fused(offline-hash-v1*0.5+use-static-v1-256*0.5)'],
 ] as const)('MEMGATE_EMBEDDER=%s', (embedder, dims, id) => {
   it('indexes ACUs of the embedder size from the extraction thread and finds them by meaning', { timeout: 90_000 }, async () => {
     const config = defaultConfig({ sqlite: { path: join(dir, `${rid('db-')}.db`) }, log: { level: 'silent' }, adapters: { embedder } });
@@ -53,6 +55,19 @@ describe.each([
 it('the embedded default is fused, with the sentence encoder at 0.65 of the cosine', () => {
   expect(defaultConfig().adapters.embedder).toBe('fused');
   expect(defaultConfig().embeddings.fusedSemanticShare).toBe(0.65);
+});
+
+it('static-fused takes its share from embeddings.staticFusedShare, and the static sizes are fixed', async () => {
+  const runtime = await createRuntime(defaultConfig({ sqlite: { path: ':memory:' }, log: { level: 'silent' }, adapters: { embedder: 'static-fused' }, embeddings: { staticFusedShare: 0.35 } }), {
+    logger: silentLogger,
+  });
+  try {
+    expect(runtime.ports.embedder.id).toBe('fused(offline-hash-v1*0.65+use-static-v1-256*0.35)');
+  } finally {
+    await runtime.close();
+  }
+  expect(() => defaultConfig({ adapters: { embedder: 'static' }, embeddings: { dimensions: 384 } })).toThrow(/256-d/);
+  expect(() => defaultConfig({ adapters: { embedder: 'static-fused' }, embeddings: { staticFusedShare: 1 } })).toThrow();
 });
 
 describe('MEMGATE_EMBEDDER=fused on the gateway thread', () => {
