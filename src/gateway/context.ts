@@ -1,4 +1,5 @@
 import type { Logger } from '../core/logger.ts';
+import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { EventBus, MemgateEvent } from '../ports/event-bus.ts';
 import type { JobBus } from '../ports/job-bus.ts';
@@ -23,6 +24,20 @@ export interface GatewayRuntime {
   reachability?(): Promise<Array<{ server: string; address: string; ok: boolean; problem: string | null; ms: number }>>;
 }
 
+/** How a call ended, for its `session.ended` event. */
+export interface EndOptions {
+  ifGeneration?: number;
+  /** `end` (an explicit end, the default) or `dropped` (the socket closed and the grace ran out). */
+  reason?: 'end' | 'dropped';
+  /** Seq of the call's last acked turn on the connection that ends it (WebSocket only). */
+  lastSeq?: number;
+}
+
+/** The service as every gateway edge sees it: the same API, with the end's reason for its event. */
+export interface ObservedService extends MemoryApi {
+  endSession(scope: Scope, sessionId: string, options?: EndOptions): Promise<boolean>;
+}
+
 /** Limits read once from `config.server`. */
 export interface GatewayLimits {
   readonly maxTurnBytes: number;
@@ -34,7 +49,8 @@ export interface GatewayLimits {
 /** Shared state of one running gateway, handed to the WebSocket and HTTP handlers. */
 export interface GatewayContext {
   readonly runtime: GatewayRuntime;
-  readonly service: MemoryApi;
+  /** The runtime's service behind the one wrapper that raises call events and histograms (observed-service.ts). */
+  readonly service: ObservedService;
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
   readonly inflight: InFlight;

@@ -1,6 +1,6 @@
 import type { Logger } from '../core/logger.ts';
 import type { Scope } from '../core/types.ts';
-import type { MemoryApi } from '../service/api.ts';
+import type { ObservedService } from './context.ts';
 
 /** Why a call ended, as `session.ended` says: `end` asked for, `dropped` (its socket closed without `end`). */
 export type EndReason = 'end' | 'dropped';
@@ -34,10 +34,9 @@ export class DroppedCalls {
   private readonly settled = new Set<Promise<void>>();
 
   constructor(
-    private readonly service: Pick<MemoryApi, 'endSession'>,
+    private readonly service: Pick<ObservedService, 'endSession'>,
     private readonly logger: Logger,
     private readonly graceMs: number,
-    private readonly onEnded: (call: DroppedCall) => void,
   ) {}
 
   /** The call of a socket that closed without `end`: end it after the grace unless started again. */
@@ -87,8 +86,8 @@ export class DroppedCalls {
 
   private async end(key: string, p: Pending): Promise<void> {
     try {
-      const ended = await this.service.endSession(p.scope, p.sessionId, { ifGeneration: p.generation });
-      if (ended) this.onEnded({ scope: p.scope, sessionId: p.sessionId, lastSeq: p.lastSeq });
+      // The observed service emits `session.ended` (reason dropped) if this end took effect.
+      await this.service.endSession(p.scope, p.sessionId, { ifGeneration: p.generation, reason: 'dropped', lastSeq: p.lastSeq });
     } catch (err) {
       const fields = { err, sessionId: p.sessionId, tenantId: p.scope.tenantId, attempt: p.attempt + 1 };
       if (p.attempt >= RETRIES || this.pending.has(key)) return this.logger.error('could not end a dropped call; it stays open until reopened or ended', fields);

@@ -2,7 +2,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { MemgateError, badRequest, sessionConflict } from '../core/errors.ts';
 import type { Scope } from '../core/types.ts';
 import type { SessionRecord } from '../ports/turn-buffer.ts';
-import { scopeEvent, type GatewayContext } from './context.ts';
+import type { GatewayContext } from './context.ts';
 import { checkScopeId, parseSearchBody, parseStart, parseTurn } from './frames.ts';
 import { encodeContextReply } from './codec.ts';
 import { RawJson, authorize, beginCall, pathParams, readJson, reply, replyError, replyJson } from './http-io.ts';
@@ -126,14 +126,11 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
   app.post(
     '/v1/sessions',
     jsonRoute(ctx, { params: 0, body: true }, async ({ tenantId, body }) => {
-      const t0 = performance.now();
       const req = parseStart(objectBody(body));
       const scope = { tenantId, agentId: req.agentId, userId: req.userId };
       const started = await service.startSessionEncoded(scope, req.sessionId);
       // A WebSocket of this call that dropped on this gateway has nothing left to end.
       ctx.drops.cancel(tenantId, started.sessionId);
-      ctx.metrics.start.observe(performance.now() - t0);
-      ctx.outbox.push(scopeEvent('session.started', scope, started.sessionId, started.reopened ? { reopened: true } : {}));
       return new RawJson(encodeContextReply(undefined, started.sessionId, started.context, started.tookMs, false, started.reopened));
     }),
   );
@@ -141,19 +138,14 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
   app.post(
     '/v1/sessions/:sessionId/turns',
     jsonRoute(ctx, { params: 1, body: true }, async ({ tenantId, params, body }) => {
-      const t0 = performance.now();
       const fields = objectBody(body);
       const input = parseTurn(fields, ctx.limits.maxTurnBytes);
       const sessionId = params[0]!;
       const session = await sessionOf(ctx, tenantId, sessionId);
       const { scope } = session;
       checkOwner(fields, scope, sessionId);
-      const ack = session.endedAt === null ? await service.appendTurn(scope, sessionId, input) : await appendAfterEnd(ctx, scope, sessionId, input.turnId);
-      const ackMs = performance.now() - t0;
-      ctx.metrics.append.observe(ackMs);
-      const data = ack.duplicate ? { turnId: ack.turnId, seq: ack.seq } : { turnId: ack.turnId, seq: ack.seq, ackMs: Math.round(ackMs * 1000) / 1000 };
-      ctx.outbox.push(scopeEvent(ack.duplicate ? 'turn.duplicate' : 'turn.appended', scope, sessionId, data));
-      return ack;
+      // Events and the append histogram come from the observed service (observed-service.ts).
+      return session.endedAt === null ? await service.appendTurn(scope, sessionId, input) : await appendAfterEnd(ctx, scope, sessionId, input.turnId);
     }),
   );
 
@@ -163,7 +155,6 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
       const sessionId = params[0]!;
       const scope = await sessionScopeOf(ctx, tenantId, sessionId);
       await service.endSession(scope, sessionId);
-      ctx.outbox.push(scopeEvent('session.ended', scope, sessionId, { reason: 'end' }));
       return { sessionId, ended: true };
     }),
   );
@@ -171,11 +162,8 @@ export function registerHttpRoutes(app: TemplatedApp, ctx: GatewayContext): void
   app.post(
     '/v1/search',
     jsonRoute(ctx, { params: 0, body: true }, async ({ tenantId, body }) => {
-      const t0 = performance.now();
       const req = parseSearchBody(objectBody(body));
-      const reply = await service.search({ tenantId, agentId: req.agentId, userId: req.userId }, req.query, { k: req.k, deadlineMs: req.deadlineMs, asOf: req.asOf });
-      ctx.metrics.search.observe(performance.now() - t0);
-      return reply;
+      return service.search({ tenantId, agentId: req.agentId, userId: req.userId }, req.query, { k: req.k, deadlineMs: req.deadlineMs, asOf: req.asOf });
     }),
   );
 

@@ -94,7 +94,7 @@ const STAGE_MS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_
 
 /** Everything the gateway measures; gauges are sampled at scrape time. */
 export class GatewayMetrics {
-  readonly append = new Histogram('memgate_append_duration_seconds', 'Turn append: frame received to ack sent.', CALL_PATH_MS);
+  readonly append = new Histogram('memgate_append_duration_seconds', 'Turn append: from the gateway handing it to the service to its durable ack (every edge).', CALL_PATH_MS);
   readonly start = new Histogram('memgate_start_duration_seconds', 'Session start: request received to context sent.', CALL_PATH_MS);
   readonly search = new Histogram('memgate_search_duration_seconds', 'Memory search: request received to results sent.', CALL_PATH_MS);
   readonly extraction = new Histogram('memgate_extraction_duration_seconds', 'Extraction runs (from extraction.finished events).', EXTRACTION_MS);

@@ -1,8 +1,9 @@
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
 import { MemgateError } from '../core/errors.ts';
 import { createAuthenticator } from './auth.ts';
-import { scopeEvent, type GatewayContext, type GatewayRuntime } from './context.ts';
+import type { GatewayContext, GatewayRuntime } from './context.ts';
 import { DroppedCalls } from './dropped-calls.ts';
+import { observeCalls } from './observed-service.ts';
 import { EventOutbox, EventRelay } from './events.ts';
 import { registerHttpRoutes } from './http-routes.ts';
 import { registerMcpRoute } from './mcp-route.ts';
@@ -58,16 +59,16 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
   const metrics = new GatewayMetrics();
   const auth = createAuthenticator(config.auth.keys);
   const outbox = new EventOutbox(runtime.ports.events, logger);
+  // Every edge calls the service through this wrapper: events and histograms are raised there, once.
+  const service = observeCalls(runtime.service, metrics, outbox);
   const ctx: GatewayContext = {
     runtime,
-    service: runtime.service,
+    service,
     logger,
     metrics,
     inflight: new InFlight(),
     outbox,
-    drops: new DroppedCalls(runtime.service, logger, config.server.dropGraceMs, (call) =>
-      outbox.push(scopeEvent('session.ended', call.scope, call.sessionId, { reason: 'dropped', lastSeq: call.lastSeq })),
-    ),
+    drops: new DroppedCalls(service, logger, config.server.dropGraceMs),
     relay: new EventRelay(runtime.ports.events, metrics, logger, Math.max(16 * 1024, Math.floor(config.server.maxBackpressureBytes / 4))),
     live: new LiveState(config.worker.maxDeliver),
     auth,

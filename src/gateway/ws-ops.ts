@@ -2,7 +2,7 @@ import { MemgateError } from '../core/errors.ts';
 import type { Scope, TurnInput } from '../core/types.ts';
 import type { AckReply } from '../service/api.ts';
 import { encodeAck, encodeContextReply, encodeFrame, type Frame } from './codec.ts';
-import { scopeEvent, type GatewayContext } from './context.ts';
+import type { GatewayContext } from './context.ts';
 import { parseSearch, parseStart, parseTopics, parseTurn, type RequestId } from './frames.ts';
 import { afterBarrier, send, sendError, type Connection, type Socket } from './ws-connection.ts';
 
@@ -17,23 +17,22 @@ const callEnded = (sessionId: string) => new MemgateError('not_started', `sessio
 
 /** `{op:"append"}` → `{op:"ack", id, turnId, seq, duplicate}`. */
 export function handleAppend(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
-  const t0 = performance.now();
   let input: TurnInput;
   try {
     input = parseTurn(frame, ctx.limits.maxTurnBytes);
   } catch (err) {
     return sendError(ctx, ws, c, isBinary, id, err);
   }
-  if (c.barrier !== null) return afterBarrier(ctx, c, () => appendNow(ctx, ws, c, input, id, isBinary, t0, true), false);
-  appendNow(ctx, ws, c, input, id, isBinary, t0, false);
+  if (c.barrier !== null) return afterBarrier(ctx, c, () => appendNow(ctx, ws, c, input, id, isBinary, true), false);
+  appendNow(ctx, ws, c, input, id, isBinary, false);
 }
 
-function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnInput, id: RequestId, isBinary: boolean, t0: number, deferred: boolean): void | Promise<void> {
+function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnInput, id: RequestId, isBinary: boolean, deferred: boolean): void | Promise<void> {
   const scope = c.scope;
   const sessionId = c.sessionId;
   if (scope === null || sessionId === null) {
     if (c.ended === null || input.turnId === undefined) return cork(ws, c, deferred, () => sendError(ctx, ws, c, isBinary, id, notStarted()));
-    return appendAfterEnd(ctx, ws, c, c.ended, input.turnId, id, isBinary, t0);
+    return appendAfterEnd(ctx, ws, c, c.ended, input.turnId, id, isBinary);
   }
   let result: AckReply | Promise<AckReply>;
   try {
@@ -43,15 +42,15 @@ function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnIn
   }
   if (!(result instanceof Promise)) {
     // Synchronous durable write: ack inside this callback (uWS corks message handlers).
-    if (!deferred) return ack(ctx, ws, c, result, id, isBinary, t0, scope, sessionId);
-    return cork(ws, c, true, () => ack(ctx, ws, c, result, id, isBinary, t0, scope, sessionId));
+    if (!deferred) return ack(ctx, ws, c, result, id, isBinary);
+    return cork(ws, c, true, () => ack(ctx, ws, c, result, id, isBinary));
   }
   ctx.inflight.enter();
   return result
     .then(
       (reply) => {
         ctx.inflight.leave();
-        cork(ws, c, true, () => ack(ctx, ws, c, reply, id, isBinary, t0, scope, sessionId));
+        cork(ws, c, true, () => ack(ctx, ws, c, reply, id, isBinary));
       },
       (err: unknown) => {
         ctx.inflight.leave();
@@ -62,19 +61,19 @@ function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnIn
 }
 
 /** A turn sent after this connection's `end`: a re-sent stored turn is acked as the duplicate it is; a new one is refused. */
-function appendAfterEnd(ctx: GatewayContext, ws: Socket, c: Connection, call: { scope: Scope; sessionId: string }, turnId: string, id: RequestId, isBinary: boolean, t0: number): Promise<void> {
+function appendAfterEnd(ctx: GatewayContext, ws: Socket, c: Connection, call: { scope: Scope; sessionId: string }, turnId: string, id: RequestId, isBinary: boolean): Promise<void> {
   ctx.inflight.enter();
   return ctx.service
     .storedAck(call.scope, turnId)
     .then(
-      (stored) => cork(ws, c, true, () => (stored ? ack(ctx, ws, c, stored, id, isBinary, t0, call.scope, call.sessionId) : sendError(ctx, ws, c, isBinary, id, callEnded(call.sessionId)))),
+      (stored) => cork(ws, c, true, () => (stored ? ack(ctx, ws, c, stored, id, isBinary) : sendError(ctx, ws, c, isBinary, id, callEnded(call.sessionId)))),
       (err: unknown) => cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err)),
     )
     .catch((err: unknown) => ctx.logger.error('ws append reply failed', { err }))
     .finally(() => ctx.inflight.leave());
 }
 
-function ack(ctx: GatewayContext, ws: Socket, c: Connection, r: AckReply, id: RequestId, isBinary: boolean, t0: number, scope: Scope, sessionId: string): void {
+function ack(ctx: GatewayContext, ws: Socket, c: Connection, r: AckReply, id: RequestId, isBinary: boolean): void {
   let frame: string | Uint8Array;
   try {
     frame = encodeAck(id, r.turnId, r.seq, r.duplicate, isBinary);
@@ -83,12 +82,8 @@ function ack(ctx: GatewayContext, ws: Socket, c: Connection, r: AckReply, id: Re
     return sendError(ctx, ws, c, isBinary, id, err);
   }
   send(ctx, ws, c, frame, isBinary);
-  const ackMs = performance.now() - t0;
-  ctx.metrics.append.observe(ackMs);
-  // After the ack: the turn is durable whether or not the socket is still there, so dashboards hear of it either way.
-  if (r.duplicate) return ctx.outbox.push(scopeEvent('turn.duplicate', scope, sessionId, { turnId: r.turnId, seq: r.seq }));
-  c.seq = r.seq;
-  ctx.outbox.push(scopeEvent('turn.appended', scope, sessionId, { turnId: r.turnId, seq: r.seq, ackMs: Math.round(ackMs * 1000) / 1000 }));
+  // The event and the histogram were raised by the observed service (observed-service.ts), as for every edge.
+  if (!r.duplicate) c.seq = r.seq;
 }
 
 /**
@@ -102,7 +97,6 @@ function cork(ws: Socket, c: Connection, deferred: boolean, fn: () => void): voi
 
 /** `{op:"start"}` → `{op:"context", ...}`. A barrier: requests sent right behind it wait for it. */
 export function handleStart(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
-  const t0 = performance.now();
   let req;
   try {
     req = parseStart(frame);
@@ -129,8 +123,6 @@ export function handleStart(ctx: GatewayContext, ws: Socket, c: Connection, fram
         if (c.closed) ctx.drops.schedule(scope, started.sessionId, started.generation, 0);
         const frame = encodeContextReply(id, started.sessionId, started.context, started.tookMs, isBinary, started.reopened);
         cork(ws, c, true, () => send(ctx, ws, c, frame, isBinary));
-        ctx.metrics.start.observe(performance.now() - t0);
-        ctx.outbox.push(scopeEvent('session.started', scope, started.sessionId, started.reopened ? { reopened: true } : {}));
       } catch (err) {
         cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
       }
@@ -141,7 +133,6 @@ export function handleStart(ctx: GatewayContext, ws: Socket, c: Connection, fram
 
 /** `{op:"search"}` → `{op:"results", id, results, tookMs}`. */
 export function handleSearch(ctx: GatewayContext, ws: Socket, c: Connection, frame: Frame, id: RequestId, isBinary: boolean): void {
-  const t0 = performance.now();
   let req;
   try {
     req = parseSearch(frame);
@@ -156,7 +147,6 @@ export function handleSearch(ctx: GatewayContext, ws: Socket, c: Connection, fra
         if (c.scope === null) throw notStarted();
         const reply = await ctx.service.search(c.scope, req.query, { k: req.k, deadlineMs: req.deadlineMs, asOf: req.asOf });
         cork(ws, c, true, () => send(ctx, ws, c, encodeFrame({ op: 'results', id, ...reply }, isBinary), isBinary));
-        ctx.metrics.search.observe(performance.now() - t0);
       } catch (err) {
         cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
       }
@@ -175,13 +165,12 @@ export function handleEnd(ctx: GatewayContext, ws: Socket, c: Connection, id: Re
         const scope = c.scope;
         const sessionId = c.sessionId;
         if (scope === null || sessionId === null) throw notStarted();
-        await ctx.service.endSession(scope, sessionId);
+        await ctx.service.endSession(scope, sessionId, { lastSeq: c.seq });
         if (c.scope !== null && !c.closed) ctx.metrics.activeCalls--;
         c.scope = null;
         c.sessionId = null;
         c.ended = { scope, sessionId };
         cork(ws, c, true, () => send(ctx, ws, c, encodeFrame({ op: 'ended', id }, isBinary), isBinary));
-        ctx.outbox.push(scopeEvent('session.ended', scope, sessionId, { reason: 'end', lastSeq: c.seq }));
       } catch (err) {
         cork(ws, c, true, () => sendError(ctx, ws, c, isBinary, id, err));
       }

@@ -68,8 +68,8 @@ describe('configuration', () => {
     expect(c.llm.baseURL).toBe('http://127.0.0.1:9/v1');
   });
 
-  it('switches among the four embedders, with a clear error for any other value and a wrong size', () => {
-    for (const name of ['offline', 'use-lite', 'fused', 'openai']) expect(load([], { MEMGATE_EMBEDDER: name }).adapters.embedder).toBe(name);
+  it('switches among the embedders, with a clear error for any other value and a wrong size', () => {
+    for (const name of ['offline', 'use-lite', 'fused', 'static', 'static-fused', 'openai']) expect(load([], { MEMGATE_EMBEDDER: name }).adapters.embedder).toBe(name);
     // The embedded profile (what npm start loads) embeds with the product default, fused.
     expect(load([]).adapters.embedder).toBe('fused');
     expect(embedderDimensions(load([]))).toBe(896);
@@ -78,7 +78,7 @@ describe('configuration', () => {
     expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'fused' }))).toBe(896);
     expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'openai', MEMGATE_EMBEDDINGS_DIMENSIONS: '1536' }))).toBe(1536);
     expect(embedderDimensions(load([], { MEMGATE_EMBEDDER: 'use-lite', MEMGATE_EMBEDDINGS_DIMENSIONS: '512' }))).toBe(512);
-    expect(messageOf(() => load([], { MEMGATE_EMBEDDER: 'minilm' }))).toMatch(/MEMGATE_EMBEDDER="minilm".*adapters\.embedder: expected one of offline, use-lite, fused, openai/);
+    expect(messageOf(() => load([], { MEMGATE_EMBEDDER: 'minilm' }))).toMatch(/MEMGATE_EMBEDDER="minilm".*adapters\.embedder: expected one of offline, use-lite, fused, static, static-fused, openai/);
     expect(messageOf(() => load([], { MEMGATE_EMBEDDER: 'use-lite', MEMGATE_EMBEDDINGS_DIMENSIONS: '384' }))).toMatch(
       /MEMGATE_EMBEDDINGS_DIMENSIONS="384".*use-lite embedder makes 512-d vectors.*leave embeddings\.dimensions/,
     );

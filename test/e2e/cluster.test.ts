@@ -261,8 +261,10 @@ describeWithServer('nats', 'cluster', (natsServers) => {
       const [early, late] = first === llmA ? [reports[0]!, reports[1]!] : [reports[1]!, reports[0]!];
       expect(early).toMatchObject({ ran: true, turnsRead: 16 });
       expect(early.turnsArchived).toBeGreaterThan(0);
-      if (late.ran) expect(late).toMatchObject({ turnsRead: early.turnsKept, version: early.version + 1 });
-      else expect(late.turnsArchived).toBe(0);
+      // The flush that waited reports the work done for the turns it asked about, the first run's included
+      // (docs/protocol.md: a flush that finds a run in progress waits for it and merges its report).
+      expect(late.turnsArchived).toBeGreaterThanOrEqual(early.turnsArchived);
+      expect(late.version).toBeGreaterThanOrEqual(early.version);
 
       const compressed = [llmA, llmB].flatMap((l) =>
         callsOf(l, userId)
@@ -273,7 +275,7 @@ describeWithServer('nats', 'cluster', (natsServers) => {
       const state = new StackState(redis!, redisPrefix, sqlitePath);
       try {
         const s = await state.user(scope(userId));
-        expect(s.archived.length).toBe(early.turnsArchived + late.turnsArchived);
+        expect(s.archived.length).toBe(late.turnsArchived);
         expect([...s.archived].sort()).toEqual([...compressed].sort());
         expect([...s.archived, ...s.buffered].sort()).toEqual([...sent].sort());
         expect(s.acus.flatMap((x) => x.turnRefs).sort()).toEqual([...s.archived].sort());

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../gateway/support/real-server.ts';
 import { http } from '../gateway/support/ws-tester.ts';
+import { waitFor } from '../support/wait.ts';
 
 /**
  * The Vapi-style server URL, fed the sample messages of test/fixtures/vapi (shaped
@@ -67,5 +68,33 @@ describe('POST /v1/integrations/vapi', () => {
     const ctx = (await post(next)).body.assistantOverrides.variableValues.memgateContext as string;
     expect(ctx).toContain('80 lakh');
     expect(ctx).toMatch(/bedrooms|3 BHK|3\b/);
+  });
+
+  it('shows a Vapi call live like any other: its start, turns and end reach the calls view and the append histogram', async () => {
+    const auth = { authorization: `Bearer ${KEY}` };
+    const appendCount = async () => Number(/memgate_append_duration_seconds_count (\d+)/.exec(String((await http(srv.base, 'GET', '/metrics', { headers: auth })).body))?.[1] ?? 0);
+    const before = await appendCount();
+    const call = (type: string) => {
+      const m = fixture(type);
+      m['message']['call']['id'] = 'call-live-1';
+      return m;
+    };
+    await post(call('assistant-request'));
+    await waitFor(
+      async () => ((await http(srv.base, 'GET', '/v1/calls', { headers: auth })).body.calls as Array<{ sessionId: string }>).some((c) => c.sessionId === 'vapi-call-live-1'),
+      5_000,
+      'the Vapi call among the live calls',
+    );
+    expect((await post(call('transcript-user-final'))).body).toMatchObject({ stored: true, duplicate: false });
+    await post(call('end-of-call-report'));
+    await waitFor(
+      async () =>
+        ((await http(srv.base, 'GET', '/v1/calls', { headers: auth })).body.ended as Array<{ sessionId: string; turns: number; endReason?: string }>).some(
+          (c) => c.sessionId === 'vapi-call-live-1' && c.turns >= 2 && c.endReason === 'end',
+        ),
+      5_000,
+      'the Vapi call ended, with its turns, in the calls view',
+    );
+    expect(await appendCount()).toBeGreaterThanOrEqual(before + 2);
   });
 });
