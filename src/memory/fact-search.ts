@@ -11,8 +11,8 @@ import { formatValue } from '../text/values.ts';
 /**
  * The two tiers memory_search reads from the hot document and the turn buffer, before
  * anything is compressed into ACUs: structured facts and kept/buffered turns. Both are
- * scored lexically and, given the cosines of the query vector with the field texts and
- * turns (memoised embeddings, see vector-memo.ts), by meaning: the better of the two. A question that names a field ("what is the budget?") scores its current
+ * scored lexically (no embedding call: these tiers must stay cheap and work with any
+ * embedder). A question that names a field ("what is the budget?") scores its current
  * fact above any ACU; a value only a turn states is found in the turn.
  */
 
@@ -54,17 +54,17 @@ export function terms(text: string): string[] {
 const QUESTION_WORDS = new Set(['whats', 'much', 'many', 'current', 'currently', 'still', 'user', 'caller', 'customer', 'remember', 'said', 'say', 'told', 'mention', 'mentioned']);
 
 /** Fact results for `query`: current values, waiting candidates, and matching history, best first. */
-export function factResults(doc: HotDocument | null, schema: ExtractionSchema, query: string, clock: TierClock, meaning?: Similarity): SearchResult[] {
+export function factResults(doc: HotDocument | null, schema: ExtractionSchema, query: string, clock: TierClock): SearchResult[] {
   if (!doc) return [];
   const q = terms(query);
-  if (q.length === 0 && !meaning) return [];
+  if (q.length === 0) return [];
   const fields = new Map(schema.fields.map((f) => [f.name, f]));
   const historyFactor = clock.asOf !== undefined || PAST_CUE.test(query) ? HISTORY_FACTOR_PAST : HISTORY_FACTOR;
   const out: SearchResult[] = [];
   for (const e of doc.entities) {
     const state = stateAt(e, clock);
     if (state === null) continue;
-    const match = bestOf(q.length === 0 ? null : matchScore(q, e, fields.get(e.field)), meaning, e.field);
+    const match = matchScore(q, e, fields.get(e.field));
     if (match === null) continue;
     const live = state === 'current' || state === 'candidate';
     const score = live ? match : match * historyFactor;
@@ -84,52 +84,23 @@ export function factResults(doc: HotDocument | null, schema: ExtractionSchema, q
 }
 
 /** Turn results: kept and buffered turns (deduplicated) that share content words with the query. */
-export function recentResults(turns: readonly Turn[], query: string, clock: TierClock, meaning?: Similarity): SearchResult[] {
+export function recentResults(turns: readonly Turn[], query: string, clock: TierClock): SearchResult[] {
   const q = new Set(terms(query));
-  if (q.size === 0 && !meaning) return [];
+  if (q.size === 0) return [];
   const byId = new Map<string, Turn>();
   for (const t of turns) if (clock.asOf === undefined || t.ts <= clock.asOf) byId.set(t.turnId, t);
-  const ordered = [...byId.values()].sort((a, b) => a.seq - b.seq);
   const out: SearchResult[] = [];
-  // A question the query matches carries its match to the caller's reply: the answer is what it was about.
-  let askedMatch: number | null = null;
-  for (const t of ordered) {
+  for (const t of byId.values()) {
     const words = new Set(terms(t.text));
     let hits = 0;
     for (const w of q) if (words.has(w)) hits++;
     // One shared word is chance in a long conversation; two (or the whole of a one-word query) is a match.
-    const lexical = q.size > 0 && hits >= Math.min(2, q.size) ? RECENT_BASE_SCORE + RECENT_SPAN * (hits / q.size) : null;
-    const own = bestOf(lexical, meaning, t.turnId);
-    const answers = t.role === 'user' ? askedMatch : null;
-    const match = own === null ? answers : answers === null ? own : Math.max(own, answers);
-    const asks = t.role !== 'user' && /\?["')\s]*$/.test(t.text);
-    askedMatch = asks ? own : t.role === 'user' ? null : askedMatch;
-    if (match === null) continue;
-    // Someone else's question states nothing about the caller: the caller's own words rank above it.
-    const score = asks ? match * QUESTION_FACTOR : match;
-    out.push({ text: `${speakerLabel(t)} on ${iso(t.ts).slice(0, 10)}: ${t.text}`, score, confidence: score >= 0.5 ? 'medium' : 'low', source: 'recent', turnRefs: [t.turnId], validAt: iso(t.ts) });
+    if (hits < Math.min(2, q.size)) continue;
+    const score = RECENT_BASE_SCORE + RECENT_SPAN * (hits / q.size);
+    const who = speakerLabel(t);
+    out.push({ text: `${who} on ${iso(t.ts).slice(0, 10)}: ${t.text}`, score, confidence: score >= 0.5 ? 'medium' : 'low', source: 'recent', turnRefs: [t.turnId], validAt: iso(t.ts) });
   }
   return out.sort((a, b) => b.score - a.score || Date.parse(b.validAt) - Date.parse(a.validAt));
-}
-
-/**
- * Similarity by meaning (embedding cosine against the query vector) per field name or turn id,
- * and the least that counts: the search's confidence threshold, the bar an ACU cosine meets.
- * It lets a paraphrase match ("where does she want a flat" → "I want a 3 BHK in Koramangala").
- */
-export interface Similarity {
-  of: ReadonlyMap<string, number>;
-  min: number;
-}
-
-/** A question turn's score against a statement's: a question only says what was asked. */
-const QUESTION_FACTOR = 0.8;
-
-function bestOf(lexical: number | null, meaning: Similarity | undefined, id: string): number | null {
-  const cos = meaning?.of.get(id);
-  const semantic = cos !== undefined && cos >= meaning!.min ? cos : null;
-  if (lexical === null) return semantic;
-  return semantic === null ? lexical : Math.max(lexical, semantic);
 }
 
 type FactStateAt = 'current' | 'candidate' | 'history';

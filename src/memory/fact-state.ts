@@ -71,11 +71,8 @@ export function outdatedMarks(state: FactState, text: string, turnRefs: readonly
 /** "budget is now ₹80 lakh (INR 8,000,000)", "site visit has expired", "city no longer current". */
 export function outdatedNote(state: FactState, mark: OutdatedMark): string {
   const name = keyLabel(mark.key);
-  // Name the value that changed, so the mark cannot be read as covering the whole line
-  // ("applied for a loan with HDFC": the status changed, not the bank).
-  const was = state.stale.find((e) => e.key === mark.key);
-  const before = was ? ` (was ${formatValue(was.value)})` : '';
-  if (mark.now !== null) return `${name} is now ${formatValue(mark.now)}${before}`;
+  // The documented form (docs/protocol.md, Memory semantics): `[outdated: budget is now ₹80 lakh]`.
+  if (mark.now !== null) return `${name} is now ${formatValue(mark.now)}`;
   const expired = state.stale.some((e) => e.key === mark.key && e.status === 'active');
   return expired ? `${name} has expired` : `${name} no longer current`;
 }

@@ -7,8 +7,7 @@ import type { AcuHit, AcuIndex } from '../ports/acu-index.ts';
 import type { ColdArchive, ColdHit } from '../ports/cold-archive.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { factState } from './fact-state.ts';
-import { factResults, recentResults, type Similarity } from './fact-search.ts';
-import { VectorMemo } from './vector-memo.ts';
+import { factResults, recentResults } from './fact-search.ts';
 import { reciprocalRankFusion } from './rrf.ts';
 import { markOutdated, rankTiers } from './search-ranking.ts';
 import { inSpan } from '../core/tracing.ts';
@@ -32,8 +31,6 @@ export interface CascadeDeps {
   /** The fact and recent tiers; without it the cascade searches ACUs and cold turns only. */
   memory?: MemoryReads;
   clock?: () => number;
-  /** Memoised embeddings of field texts and turns (default: one shared per process). */
-  memo?: VectorMemo;
 }
 
 /** Per-call knobs (config `memory.*` plus the request's `k` and `deadlineMs`). */
@@ -104,10 +101,10 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   const clockNow = deps.clock?.() ?? Date.now();
   const state = mem?.doc ? factState(mem.doc.entities, clockNow) : null;
   const tierClock = asOf === undefined ? { now: clockNow } : { now: clockNow, asOf };
-  const turns = mem ? [...(mem.doc?.recent ?? []).filter((t) => turnDefect(t) === null), ...mem.buffered] : [];
+  const facts = mem ? factResults(mem.doc, mem.schema, query, tierClock) : [];
+  const recent = mem ? recentResults([...(mem.doc?.recent ?? []).filter((t) => turnDefect(t) === null), ...mem.buffered], query, tierClock) : [];
 
   let acuResults: SearchResult[] = [];
-  let meaning: Meaning = {};
   const vec = await within(vectorLeg, remaining());
   if (vec === TIMED_OUT) partial = true;
   else {
@@ -117,16 +114,8 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
       keywordHits = [];
     }
     acuResults = said(fuse(vec.vector, vec.hits, keywordHits, useKeywords, opts), (r) => Date.parse(r.validAt)).filter((r) => r.score > 0);
-    if (mem && vec.vector.length > 0) {
-      const m = await within(meaningOf(deps.embedder, deps.memo ?? sharedMemo, vec.vector, mem.schema, turns, opts.confidenceThreshold), remaining());
-      if (m === TIMED_OUT) partial = true;
-      else meaning = m;
-    }
   }
-  const facts = mem ? factResults(mem.doc, mem.schema, query, tierClock, meaning.fields) : [];
-  const recent = mem ? recentResults(turns, query, tierClock, meaning.turns) : [];
   const ranked = rankTiers({ facts, recent, acus: acuResults }, state, asOf);
-  for (const r of ranked) r.score = roundScore(r.score);
 
   const best = ranked[0]?.score ?? 0;
   const lowConfidence = best < opts.confidenceThreshold;
@@ -147,28 +136,7 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   const base = Math.min(lowest, opts.confidenceThreshold);
   const cold = fresh.slice(0, coldSlots).map((h, i) => coldResult(h, base * COLD_SCALE * (1 - i / (coldSlots + 1))));
   if (state) for (const r of cold) markOutdated(r, state);
-  for (const r of cold) r.score = roundScore(r.score);
   return { results: [...kept, ...cold], partial };
-}
-
-const sharedMemo = new VectorMemo();
-
-interface Meaning {
-  fields?: Similarity;
-  turns?: Similarity;
-}
-
-/**
- * Cosines of the query vector (the one the ACU leg computed) with each field's text (name,
- * description, hints) and each kept or buffered turn: both embedded once and memoised, so a
- * search embeds only turns it has not seen.
- */
-async function meaningOf(embedder: Embedder, memo: VectorMemo, query: Float32Array, schema: ExtractionSchema, turns: readonly Turn[], min: number): Promise<Meaning> {
-  const fieldTexts = schema.fields.map((f) => `${f.name.replace(/_/g, ' ')}: ${f.description}${f.hints?.length ? ` (${f.hints.join(', ')})` : ''}`);
-  const vectors = await memo.vectors(embedder, [...fieldTexts, ...turns.map((t) => t.text)]);
-  const fields = new Map(schema.fields.map((f, i) => [f.name, cosine(query, vectors[i]!)]));
-  const byTurn = new Map(turns.map((t, i) => [t.turnId, cosine(query, vectors[fieldTexts.length + i]!)]));
-  return { fields: { of: fields, min }, turns: { of: byTurn, min } };
 }
 
 async function readMemory(reads: MemoryReads, scope: Scope): Promise<{ doc: HotDocument | null; buffered: Turn[]; schema: ExtractionSchema }> {
@@ -241,11 +209,6 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TI
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Scores to 4 decimals: 0.95, not 0.9500000000000001 (ranks are decided before rounding). */
-function roundScore(x: number): number {
-  return Math.round(x * 10_000) / 10_000;
 }
 
 function clamp01(x: number): number {

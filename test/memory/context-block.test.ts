@@ -90,7 +90,7 @@ describe('buildSessionContext', () => {
     const recent = [turn(1, 'My budget is 50 lakh.'), turn(2, 'Noted.', 'agent'), turn(3, 'I got approved for 80 lakh!'), turn(4, 'Great news.', 'agent')];
     const ctx = buildSessionContext(doc(basicFacts(), recent), { now: NOW, contextWindowTurns: 10 });
     const lines = section(ctx.contextBlock, 'Recent conversation');
-    expect(lines[0]).toBe(`- [2026-01-15] Rajiv Kumar (user): My budget is 50 lakh. [outdated: budget is now ${formatValue(lakh(80))} (was ${formatValue(lakh(50))})]`);
+    expect(lines[0]).toBe(`- [2026-01-15] Rajiv Kumar (user): My budget is 50 lakh. [outdated: budget is now ${formatValue(lakh(80))}]`);
     expect(lines[1]).toBe('- [2026-01-15] agent: Noted.');
     expect(lines[2]).toBe('- [2026-01-15] Rajiv Kumar (user): I got approved for 80 lakh!');
     // The structured `recent` keeps the text verbatim and carries the mark beside it.
@@ -162,7 +162,7 @@ describe('buildSessionContext: one fact-state model in every section', () => {
     const ctx = buildSessionContext(d, { now: NOW, contextWindowTurns: 10 });
     expect(ctx.facts.map((f) => f.value)).toEqual([lakh(80)]);
     expect(ctx.possibly.map((f) => f.value)).toEqual([lakh(18)]);
-    expect(ctx.summaries[0]?.text).toBe(`Rajiv Kumar said his budget is 50 lakhs rupees for a 3BHK in Pune. [outdated: budget is now ${formatValue(lakh(80))} (was ${formatValue(lakh(50))})]`);
+    expect(ctx.summaries[0]?.text).toBe(`Rajiv Kumar said his budget is 50 lakhs rupees for a 3BHK in Pune. [outdated: budget is now ${formatValue(lakh(80))}]`);
     expect(section(ctx.contextBlock, 'Earlier sessions')[0]).toMatch(/50 lakhs rupees.*\[outdated: budget is now ₹80 lakh/);
   });
 });
