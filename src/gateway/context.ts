@@ -1,5 +1,4 @@
 import type { Logger } from '../core/logger.ts';
-import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { EventBus, MemgateEvent } from '../ports/event-bus.ts';
 import type { JobBus } from '../ports/job-bus.ts';
@@ -8,6 +7,7 @@ import type { Authenticator } from './auth.ts';
 import type { DroppedCalls } from './dropped-calls.ts';
 import type { EventOutbox, EventRelay } from './events.ts';
 import type { LiveState } from './live-state.ts';
+import type { ObservedService } from './observed-api.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { InFlight } from './shutdown.ts';
 
@@ -22,20 +22,6 @@ export interface GatewayRuntime {
   readonly logger: Logger;
   /** Probe the configured servers (`/v1/health`); absent: nothing to probe. */
   reachability?(): Promise<Array<{ server: string; address: string; ok: boolean; problem: string | null; ms: number }>>;
-}
-
-/** How a call ended, for its `session.ended` event. */
-export interface EndOptions {
-  ifGeneration?: number;
-  /** `end` (an explicit end, the default) or `dropped` (the socket closed and the grace ran out). */
-  reason?: 'end' | 'dropped';
-  /** Seq of the call's last acked turn on the connection that ends it (WebSocket only). */
-  lastSeq?: number;
-}
-
-/** The service as every gateway edge sees it: the same API, with the end's reason for its event. */
-export interface ObservedService extends MemoryApi {
-  endSession(scope: Scope, sessionId: string, options?: EndOptions): Promise<boolean>;
 }
 
 /** Limits read once from `config.server`. */

@@ -1,6 +1,6 @@
 import type { Logger } from '../core/logger.ts';
 import type { Scope } from '../core/types.ts';
-import type { ObservedService } from './context.ts';
+import type { ObservedService } from './observed-api.ts';
 
 /** Why a call ended, as `session.ended` says: `end` asked for, `dropped` (its socket closed without `end`). */
 export type EndReason = 'end' | 'dropped';

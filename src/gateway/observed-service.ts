@@ -1,6 +1,7 @@
 import type { Scope, TurnInput } from '../core/types.ts';
 import type { AckReply, MemoryApi } from '../service/api.ts';
-import { scopeEvent, type EndOptions, type ObservedService } from './context.ts';
+import { scopeEvent } from './context.ts';
+import type { EndOptions, ObservedService } from './observed-api.ts';
 import type { EventOutbox } from './events.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
