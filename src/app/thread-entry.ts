@@ -46,12 +46,12 @@ port.on('message', (message: ToThread) => {
     void stop();
     return;
   }
-  const { id, scope, maxWaitMs } = message;
+  const { id, scope, maxWaitMs, mode } = message;
   if (stopping) {
     post({ kind: 'failed', id, error: { code: 'unavailable', message: 'extraction thread is stopping', retryable: true } });
     return;
   }
-  const run = runExtractionWhenFree(deps, scope, maxWaitMs).then(
+  const run = runExtractionWhenFree(deps, scope, maxWaitMs, mode).then(
     (report) => post({ kind: 'done', id, report, threadId }),
     (err: unknown) => post({ kind: 'failed', id, error: wireError(err) }),
   );

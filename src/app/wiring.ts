@@ -61,7 +61,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const ports = await buildPorts(config, clock, logger, closers);
   const lanes: ThreadLane[] = [];
   // Flushes follow extraction onto the thread once its lane runs (see startWorkers).
-  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope, maxWaitMs) => lanes[0]?.run(scope, maxWaitMs) ?? null);
+  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope, maxWaitMs) => lanes[0]?.run(scope, maxWaitMs, 'all') ?? null);
   const consumers: Consumer[] = [];
   const sweepers: Array<() => void> = [];
   const probeLlm = llmProbes(config);
@@ -81,7 +81,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       }
       lanes.push(lane);
       // The bus (dedup, retries, dead letters, depth) stays here; only the runs move to the thread.
-      consumers.push(startExtractionWorker(ports.bus, service.extraction, config.worker, (scope, maxWaitMs) => lane.run(scope, maxWaitMs)));
+      consumers.push(startExtractionWorker(ports.bus, service.extraction, config.worker, (scope, maxWaitMs, mode) => lane.run(scope, maxWaitMs, mode)));
     },
     async workersReady() {
       await Promise.all(lanes.map((l) => l.ready()));
@@ -135,7 +135,7 @@ async function buildEmbedder(config: Config, logger: Logger, closers: Array<() =
   const share = config.embeddings.fusedSemanticShare;
   return new FusedEmbedder([
     { embedder: new offline.OfflineEmbedder(), weight: 1 - share },
-    { embedder: useLite, weight: share },
+    { embedder: useLite, weight: share, costly: true },
   ]);
 }
 

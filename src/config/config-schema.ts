@@ -170,6 +170,16 @@ export const configSchema = z
         modelThread: z.boolean().default(true),
         /** use-lite / fused: words of a text the sentence encoder sees at most (unset: all); hashing always sees the whole text. */
         semanticMaxWords: z.int().positive().optional(),
+        /**
+         * fused: a run whose job waited longer than this in the queue (the lane is behind) indexes its
+         * new ACUs with the hashing part only and re-embeds them with the encoder later
+         * (pipeline/deferred-acus.ts); 0 never defers.
+         */
+        deferAfterMs: z.int().min(0).default(3000),
+        /** fused: deferred ACUs a run that is not behind re-embeds at most (a flush re-embeds them all). */
+        upgradeBatch: z.int().min(0).default(64),
+        /** fused: deferred ACUs kept per user; past it the oldest keep their hashing vector for good. */
+        maxDeferred: z.int().min(0).default(512),
         /** static-fused: share of the static (distilled USE-lite) table in the fused cosine, the rest the hashing embedder's. */
         staticFusedShare: z.number().gt(0).lt(1).default(0.5),
         /**

@@ -38,6 +38,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_EMBEDDINGS_STATIC_CACHE_DIR: 'embeddings.staticCacheDir',
   MEMGATE_EMBEDDINGS_MODEL_THREAD: 'embeddings.modelThread',
   MEMGATE_EMBEDDINGS_SEMANTIC_MAX_WORDS: 'embeddings.semanticMaxWords',
+  MEMGATE_EMBEDDINGS_DEFER_AFTER_MS: 'embeddings.deferAfterMs',
   MEMGATE_TOKEN_THRESHOLD: 'memory.tokenThreshold',
   MEMGATE_WORKER_NICENESS: 'worker.niceness',
   MEMGATE_FLUSH_DEADLINE_MS: 'worker.flushDeadlineMs',

@@ -118,6 +118,11 @@ export interface HotDocument {
   counters: { extractions: number; turnsArchived: number; acusIndexed: number; acusSuppressed: number };
   /** Stored turns extraction could not process, newest last (bounded); absent when there never were any. */
   quarantined?: QuarantinedTurn[];
+  /**
+   * ACUs a run made while the lane was behind, indexed with the embedder's cheap vector and
+   * waiting for the full one (pipeline/deferred-acus.ts), oldest first (bounded); absent when none.
+   */
+  deferredAcus?: DeferredAcu[];
   /** Optimistic-concurrency version: every commit must name the version it read. */
   version: number;
   updatedAt: string;
@@ -150,6 +155,9 @@ export interface Acu {
   createdAt: string;
   contentHash: string;
 }
+
+/** An indexed ACU whose vector is the embedder's cheap one: what re-embedding it needs. */
+export type DeferredAcu = Omit<Acu, 'embedding'>;
 
 /** A fact as shown to the agent in `facts` / `possibly`. */
 export interface ContextFact {

@@ -9,6 +9,8 @@ import type { AcuDraft, Extractor } from '../ports/extractor.ts';
 export interface CompressOutcome {
   acus: Acu[];
   suppressed: number;
+  /** The ACUs carry the embedder's cheap vector (`embedLexical`): they wait to be re-embedded. */
+  lexical: boolean;
 }
 
 /** Inputs of stage 3 beyond the window itself. */
@@ -63,9 +65,11 @@ export async function compressWindow(
   deps: CompressDeps,
   scope: Scope,
   window: readonly Turn[],
-  opts: { segmentTurns: number; dedupThreshold: number; now: number; knownProfile: Readonly<Record<string, FactValue>> },
+  opts: { segmentTurns: number; dedupThreshold: number; now: number; knownProfile: Readonly<Record<string, FactValue>>; lexical?: boolean },
 ): Promise<CompressOutcome> {
-  if (window.length === 0) return { acus: [], suppressed: 0 };
+  const embedLexical = opts.lexical ? deps.embedder.embedLexical?.bind(deps.embedder) : undefined;
+  const lexical = embedLexical !== undefined;
+  if (window.length === 0) return { acus: [], suppressed: 0, lexical };
   const userName = typeof opts.knownProfile['full_name'] === 'string' ? opts.knownProfile['full_name'] : typeof opts.knownProfile['name'] === 'string' ? opts.knownProfile['name'] : undefined;
   const segments = segment(window, opts.segmentTurns, asks);
   const drafts = (await Promise.all(segments.map((turns) => deps.extractor.compress({ turns, now: opts.now, ...(userName ? { userName } : {}) })))).flat();
@@ -74,8 +78,9 @@ export async function compressWindow(
     drafts.filter((d) => d.text.trim().length > 0),
     byId,
   );
-  if (cleaned.length === 0) return { acus: [], suppressed: 0 };
-  const vectors = await deps.embedder.embed(cleaned.map((d) => d.text));
+  if (cleaned.length === 0) return { acus: [], suppressed: 0, lexical };
+  const texts = cleaned.map((d) => d.text);
+  const vectors = await (embedLexical ? embedLexical(texts) : deps.embedder.embed(texts));
   // One batched lookup for the window: the index does not change while the window is decided
   // (the caller upserts what is kept), so each draft's nearest neighbour is known up front.
   const nearestOf = await deps.acus.nearestMany(scope, vectors, 1);
@@ -110,7 +115,7 @@ export async function compressWindow(
       contentHash,
     });
   }
-  return { acus: kept, suppressed };
+  return { acus: kept, suppressed, lexical };
 }
 
 /** Drop exact repeats and drafts that cite no turn of the window (model output is checked at the edge). */

@@ -4,7 +4,7 @@ import { MemgateError } from '../core/errors.ts';
 import { stableHash } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ExtractionSchema } from '../core/extraction-schema.ts';
-import type { FactValue, HotDocument, Scope, Turn } from '../core/types.ts';
+import type { Acu, FactValue, HotDocument, Scope, Turn } from '../core/types.ts';
 import type { Config, MemoryConfig } from '../config/config-schema.ts';
 import type { ExtractionPorts } from '../ports/index.ts';
 import { applyFacts, type ResolvedFact } from '../memory/supersession.ts';
@@ -16,6 +16,7 @@ import { compressWindow } from './compress-stage.ts';
 import { quarantineTurns, splitDefective } from './quarantine.ts';
 import { resolveFacts } from './resolve-facts.ts';
 import { mergeSummaries } from './summaries.ts';
+import { indexesLexically, nextDeferred, upgradeCount, upgradeDeferred, type DeferralOptions, type SemanticMode } from './deferred-acus.ts';
 
 /** What one extraction run needs. */
 export interface ExtractionDeps {
@@ -26,6 +27,8 @@ export interface ExtractionDeps {
   lockTtlMs: number;
   /** Tokens one run takes at most (memory.tokenThreshold × worker.maxRunWindows); the rest waits for the next run. */
   maxRunTokens: number;
+  /** When the lane is behind, ACUs get the embedder's cheap vector and are re-embedded later (deferred-acus.ts). */
+  deferral: DeferralOptions;
   /** The agent's schema in force (stored PUT, else file, else default). */
   schemaFor(tenantId: string, agentId: string): Promise<ExtractionSchema>;
 }
@@ -42,6 +45,7 @@ export function extractionDeps(config: Config, ports: ExtractionPorts, schemaFor
     logger,
     lockTtlMs: config.worker.lockTtlMs,
     maxRunTokens: config.memory.tokenThreshold * config.worker.maxRunWindows,
+    deferral: { deferAfterMs: config.embeddings.deferAfterMs, upgradeBatch: config.embeddings.upgradeBatch, maxDeferred: config.embeddings.maxDeferred },
     schemaFor,
   };
 }
@@ -68,33 +72,38 @@ export function emptyHotDocument(scope: Scope, now: number): HotDocument {
  * the hot document by compare-and-set while the lease is still held, then the window
  * leaves the buffer by id, then the context cache is rebuilt.
  */
-export async function runExtraction(deps: ExtractionDeps, scope: Scope): Promise<ExtractionReport> {
+export async function runExtraction(deps: ExtractionDeps, scope: Scope, mode: SemanticMode = 'now'): Promise<ExtractionReport> {
   const lease = await deps.ports.lock.acquire(lockKeyOf(scope), deps.lockTtlMs);
   if (!lease) return skippedReport('locked');
   // A short lease kept alive while this run is: a worker that dies frees the user within one TTL.
   const heartbeat = setInterval(() => void lease.renew(deps.lockTtlMs).catch(() => undefined), Math.max(250, Math.floor(deps.lockTtlMs / 3)));
   heartbeat.unref();
   try {
-    return await runLocked(deps, scope, () => lease.isHeld());
+    return await runLocked(deps, scope, () => lease.isHeld(), mode);
   } finally {
     clearInterval(heartbeat);
     await lease.release().catch(() => undefined);
   }
 }
 
-async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Promise<boolean>): Promise<ExtractionReport> {
+async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Promise<boolean>, mode: SemanticMode): Promise<ExtractionReport> {
   const started = deps.clock.now();
   const t0 = performance.now();
   const read = await readStage(deps, scope, stillHeld, started);
   const t1 = performance.now();
-  if ('report' in read) return { ...read.report, stageMs: { read: ms(t1 - t0), plan: 0, commit: 0 } };
-  const plan = await planStage(deps, scope, read, started);
+  if ('report' in read) {
+    // No turns to read, but ACUs waiting for the full embedder: re-embed them now if the lane can.
+    const waiting = read.doc?.deferredAcus?.length ?? 0;
+    if (read.doc && upgradeCount(mode, waiting, deps.deferral) > 0) return upgradeOnly(deps, scope, read.doc, mode, stillHeld, started, ms(t1 - t0));
+    return { ...read.report, acusAwaitingEncoder: waiting, stageMs: { read: ms(t1 - t0), plan: 0, commit: 0 } };
+  }
+  const plan = await planStage(deps, scope, read, started, mode);
   const t2 = performance.now();
   return commitStage(deps, scope, read, plan, stillHeld, started, { read: ms(t1 - t0), plan: ms(t2 - t1) });
 }
 
-/** What the read stage chose: the run's turns, or a report of why there is nothing to run. */
-type ReadOutcome = { report: ExtractionReport } | RunInput;
+/** What the read stage chose: the run's turns, or a report of why there is nothing to run (with the hot document it read, if it got that far). */
+type ReadOutcome = { report: ExtractionReport; doc?: HotDocument } | RunInput;
 
 interface RunInput {
   doc: HotDocument;
@@ -127,7 +136,7 @@ async function readStage(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
       await ports.cache.set(scope, packContext(buildSessionContext(doc, { now: clock.now(), contextWindowTurns: memory.contextWindowTurns, bufferedTurns: await ports.buffer.list(scope) })));
     }
     const readThroughSeq = good.length > 0 ? good[good.length - 1]!.seq : 0;
-    return { report: skippedReport(reason, { turnsQuarantined: defective.length, readThroughSeq, baseVersion, version: doc.version }) };
+    return { report: skippedReport(reason, { turnsQuarantined: defective.length, readThroughSeq, baseVersion, version: doc.version }), doc };
   }
   const turns = oldestWithin(good, doc.recent, deps.maxRunTokens);
   return { doc, baseVersion, turns, defective: defective.length, left: good.length - turns.length };
@@ -139,10 +148,12 @@ interface Plan {
   facts: ResolvedFact[];
   merged: ReturnType<typeof applyFacts>;
   compressed: Awaited<ReturnType<typeof compressWindow>>;
+  /** Deferred ACUs of earlier runs, re-embedded: upserted with this run's. */
+  upgraded: Acu[];
   next: HotDocument;
 }
 
-async function planStage(deps: ExtractionDeps, scope: Scope, input: RunInput, started: number): Promise<Plan> {
+async function planStage(deps: ExtractionDeps, scope: Scope, input: RunInput, started: number, mode: SemanticMode): Promise<Plan> {
   const { ports, memory, clock } = deps;
   const { doc, turns } = input;
   const schema = await deps.schemaFor(scope.tenantId, scope.agentId);
@@ -154,8 +165,17 @@ async function planStage(deps: ExtractionDeps, scope: Scope, input: RunInput, st
     const extracted = await ports.extractor.extract({ schema, turns, knownProfile, now: started });
     return resolveFacts(extracted, schema, turns, { lowAsrConfidence: memory.lowAsrConfidence });
   })();
-  const stage3 = compressWindow(ports, scope, window, { segmentTurns: memory.segmentTurns, dedupThreshold: memory.dedupThreshold, now: started, knownProfile });
-  const [facts, compressed] = await Promise.all([stage1, stage3]);
+  const stage3 = compressWindow(ports, scope, window, {
+    segmentTurns: memory.segmentTurns,
+    dedupThreshold: memory.dedupThreshold,
+    now: started,
+    knownProfile,
+    lexical: indexesLexically(mode, ports.embedder),
+  });
+  const deferred = doc.deferredAcus ?? [];
+  const upgrade = upgradeDeferred(ports.embedder, deferred, upgradeCount(mode, deferred.length, deps.deferral));
+  const [facts, compressed, { upgraded, rest }] = await Promise.all([stage1, stage3, upgrade]);
+  const stillDeferred = nextDeferred(rest, compressed.lexical ? compressed.acus : [], deps.deferral.maxDeferred);
 
   const merged = applyFacts({ entities: doc.entities, profile: doc.profile }, facts, {
     now: started,
@@ -175,10 +195,11 @@ async function planStage(deps: ExtractionDeps, scope: Scope, input: RunInput, st
       acusSuppressed: doc.counters.acusSuppressed + compressed.suppressed,
     },
     ...(doc.quarantined ? { quarantined: doc.quarantined } : {}),
+    ...(stillDeferred.length > 0 ? { deferredAcus: stillDeferred } : {}),
     version: doc.version + 1,
     updatedAt: iso(clock.now()),
   };
-  return { kept, window, facts, merged, compressed, next };
+  return { kept, window, facts, merged, compressed, upgraded, next };
 }
 
 async function commitStage(
@@ -191,9 +212,10 @@ async function commitStage(
   timed: Omit<StageTimings, 'commit'>,
 ): Promise<ExtractionReport> {
   const { ports, memory, clock } = deps;
-  const { kept, window, facts, merged, compressed, next } = plan;
+  const { kept, window, facts, merged, compressed, upgraded, next } = plan;
   const t0 = performance.now();
-  if (compressed.acus.length > 0) await ports.acus.upsert(scope, compressed.acus);
+  const indexed = [...compressed.acus, ...upgraded];
+  if (indexed.length > 0) await ports.acus.upsert(scope, indexed);
   if (window.length > 0) await ports.cold.archive(scope, window);
   // Fencing: a worker whose lease expired (or was taken over) must not commit,
   // and the version check refuses a commit based on a stale read either way.
@@ -231,6 +253,9 @@ async function commitStage(
     profileUpdated: merged.profileUpdated.length,
     acusIndexed: compressed.acus.length,
     acusSuppressed: compressed.suppressed,
+    acusDeferred: compressed.lexical ? compressed.acus.length : 0,
+    acusUpgraded: upgraded.length,
+    acusAwaitingEncoder: next.deferredAcus?.length ?? 0,
     baseVersion: input.baseVersion,
     version: next.version,
     durationMs: finished - started,
@@ -238,6 +263,39 @@ async function commitStage(
   };
   ports.events.publish({ type: 'extraction.finished', ...scopeFields(scope), at: finished, data: { ...report } });
   deps.logger.info('extraction committed', { ...scopeFields(scope), ...report });
+  return report;
+}
+
+/**
+ * A run with no turns to read that re-embeds deferred ACUs: upsert the full vectors (same ids),
+ * then the hot document without them (compare-and-set, so a concurrent commit wins and the
+ * next run re-embeds again: idempotent). Nothing else changes, so the context cache stays.
+ */
+async function upgradeOnly(deps: ExtractionDeps, scope: Scope, doc: HotDocument, mode: SemanticMode, stillHeld: () => Promise<boolean>, started: number, readMs: number): Promise<ExtractionReport> {
+  const { ports, clock } = deps;
+  const t0 = performance.now();
+  const deferred = doc.deferredAcus ?? [];
+  const { upgraded, rest } = await upgradeDeferred(ports.embedder, deferred, upgradeCount(mode, deferred.length, deps.deferral));
+  const t1 = performance.now();
+  await ports.acus.upsert(scope, upgraded);
+  if (!(await stillHeld())) throw new MemgateError('conflict', 'extraction lease expired before commit');
+  const { deferredAcus: _old, ...base } = doc;
+  const next: HotDocument = { ...base, ...(rest.length > 0 ? { deferredAcus: rest } : {}), version: doc.version + 1, updatedAt: iso(clock.now()) };
+  if (!(await ports.documents.commitHot(next, doc.version))) throw new MemgateError('conflict', 'hot document changed during extraction');
+  const finished = clock.now();
+  const report: ExtractionReport = {
+    ...skippedReport(''),
+    ran: true,
+    acusUpgraded: upgraded.length,
+    acusAwaitingEncoder: rest.length,
+    baseVersion: doc.version,
+    version: next.version,
+    durationMs: finished - started,
+    stageMs: { read: readMs, plan: ms(t1 - t0), commit: ms(performance.now() - t1) },
+  };
+  delete report.skipped;
+  ports.events.publish({ type: 'extraction.finished', ...scopeFields(scope), at: finished, data: { ...report } });
+  deps.logger.info('deferred ACUs re-embedded', { ...scopeFields(scope), upgraded: upgraded.length, left: rest.length });
   return report;
 }
 
@@ -294,10 +352,10 @@ export function committedWindowLeftovers(buffered: readonly Turn[], recent: read
  * The holder may have read the buffer before the turns that asked for this run,
  * so skipping would strand them until the next trigger; waiting is cheap.
  */
-export async function runExtractionWhenFree(deps: ExtractionDeps, scope: Scope, maxWaitMs: number): Promise<ExtractionReport> {
+export async function runExtractionWhenFree(deps: ExtractionDeps, scope: Scope, maxWaitMs: number, mode: SemanticMode = 'now'): Promise<ExtractionReport> {
   const deadline = Date.now() + maxWaitMs;
   for (;;) {
-    const report = await runExtraction(deps, scope);
+    const report = await runExtraction(deps, scope, mode);
     if (report.skipped !== 'locked') return report;
     if (Date.now() > deadline) throw new MemgateError('unavailable', `another extraction of this user still held its lock after ${maxWaitMs} ms; try again`);
     await new Promise((r) => setTimeout(r, 25));

@@ -35,6 +35,12 @@ export interface ExtractionReport {
   profileUpdated: number;
   acusIndexed: number;
   acusSuppressed: number;
+  /** Of `acusIndexed`, those indexed with the embedder's cheap vector because the lane was behind (pipeline/deferred-acus.ts). */
+  acusDeferred: number;
+  /** Deferred ACUs of earlier runs re-embedded with the full embedder. */
+  acusUpgraded: number;
+  /** The user's ACUs still waiting for the full embedder after this run. */
+  acusAwaitingEncoder: number;
   /** The hot document version the run read; `version` is the one it left (equal when it committed nothing). */
   baseVersion: number;
   version: number;
@@ -54,6 +60,8 @@ const COUNTS = [
   'profileUpdated',
   'acusIndexed',
   'acusSuppressed',
+  'acusDeferred',
+  'acusUpgraded',
   'durationMs',
 ] as const;
 
@@ -75,6 +83,9 @@ export function skippedReport(reason: string, extra: Partial<ExtractionReport> =
     profileUpdated: 0,
     acusIndexed: 0,
     acusSuppressed: 0,
+    acusDeferred: 0,
+    acusUpgraded: 0,
+    acusAwaitingEncoder: 0,
     baseVersion: 0,
     version: 0,
     durationMs: 0,
@@ -86,7 +97,7 @@ export function skippedReport(reason: string, extra: Partial<ExtractionReport> =
 /**
  * Several runs for one user (in commit order) as one report: what a flush answers when it
  * waited for a run in progress and then extracted what was left. Counts and times add up;
- * baseVersion is the first run's, version, readThroughSeq and turnsLeft the last state;
+ * baseVersion is the first run's, version, readThroughSeq, turnsLeft and acusAwaitingEncoder the last state;
  * `skipped` stays only if no run ran.
  */
 export function mergeReports(reports: readonly ExtractionReport[]): ExtractionReport {
@@ -105,6 +116,7 @@ export function mergeReports(reports: readonly ExtractionReport[]): ExtractionRe
     out.readThroughSeq = Math.max(out.readThroughSeq, r.readThroughSeq);
   }
   out.turnsLeft = reports[reports.length - 1]!.turnsLeft;
+  out.acusAwaitingEncoder = reports[reports.length - 1]!.acusAwaitingEncoder;
   out.baseVersion = Math.min(...reports.map((r) => r.baseVersion));
   return out;
 }

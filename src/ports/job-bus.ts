@@ -3,8 +3,8 @@ import type { Scope } from '../core/types.ts';
 /** One extraction job = one user's compression window (or, when the user is behind, everything buffered up to the run cap). */
 export interface ExtractionJob {
   scope: Scope;
-  /** `backlog`: a run left turns past its cap; this job takes the next of them. */
-  reason: 'threshold' | 'end' | 'flush' | 'backlog';
+  /** `backlog`: a run left turns past its cap; this job takes the next of them. `encode`: ACUs indexed while the lane was behind wait for the full embedder. */
+  reason: 'threshold' | 'end' | 'flush' | 'backlog' | 'encode';
   requestedAt: number;
 }
 

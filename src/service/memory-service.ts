@@ -64,7 +64,7 @@ export class MemoryService implements MemoryApi {
       events: ports.events,
       deadlineMs: config.worker.flushDeadlineMs,
       run: async (scope, maxWaitMs) => {
-        const report = await (this.flushLane(scope, maxWaitMs) ?? runExtractionWhenFree(this.extraction, scope, maxWaitMs));
+        const report = await (this.flushLane(scope, maxWaitMs) ?? runExtractionWhenFree(this.extraction, scope, maxWaitMs, 'all'));
         // A skipped run publishes nothing; what it found already read still leaves the backlog.
         if (!report.ran && report.readThroughSeq > 0) this.backlog.readThrough(scope, report.readThroughSeq, this.clock.now());
         return report;

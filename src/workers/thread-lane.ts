@@ -7,6 +7,7 @@ import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import type { ExtractionReport } from '../service/api.ts';
+import type { SemanticMode } from '../pipeline/deferred-acus.ts';
 import type { FromThread, ThreadLaneData, ToThread } from './thread-protocol.ts';
 
 /** Options of `startThreadLane`. */
@@ -39,7 +40,7 @@ export interface ThreadLane {
    * Extract the user's buffered turns in the thread, waiting up to `maxWaitMs` for a run of the
    * same user in progress; its failure comes back as a MemgateError with the thread's code.
    */
-  run(scope: Scope, maxWaitMs: number): Promise<ExtractionReport>;
+  run(scope: Scope, maxWaitMs: number, mode?: SemanticMode): Promise<ExtractionReport>;
   /**
    * Resolves once a thread is up (or the lane closed). Loading the runtime into a
    * fresh isolate takes ~1 s (2-3 s on a loaded machine); runs sent earlier wait for it.
@@ -130,13 +131,13 @@ class ExtractionThread implements ThreadLane {
     this.spawn();
   }
 
-  run(scope: Scope, maxWaitMs: number): Promise<ExtractionReport> {
+  run(scope: Scope, maxWaitMs: number, mode: SemanticMode = 'now'): Promise<ExtractionReport> {
     if (this.closing) return Promise.reject(new MemgateError('unavailable', 'extraction thread is stopping'));
     const id = this.nextId++;
     return new Promise<ExtractionReport>((resolve, reject) => {
       this.calls.set(id, { resolve, reject });
       // A copy: the caller's scope may carry more than the three ids (and must stay cloneable).
-      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs };
+      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs, mode };
       if (this.worker) this.worker.postMessage(message);
       else this.backlog.push(message);
     });

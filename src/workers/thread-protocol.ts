@@ -3,6 +3,7 @@ import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { MemgateEvent } from '../ports/event-bus.ts';
 import type { ExtractionReport } from '../service/api.ts';
+import type { SemanticMode } from '../pipeline/deferred-acus.ts';
 
 /**
  * Messages between the gateway thread and its extraction thread. Only plain
@@ -22,7 +23,7 @@ export interface ThreadLaneData {
 /** Gateway → thread. */
 export type ToThread =
   /** Extract the user's buffered turns (a bus job or an explicit flush: the same run), waiting up to `maxWaitMs` for the user's lock. */
-  | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number }
+  | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number; mode: SemanticMode }
   /** Take no more runs, let the in-flight ones commit, close the runtime, exit. */
   | { kind: 'stop' };
 

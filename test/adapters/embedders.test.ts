@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FusedEmbedder } from '../../src/adapters/fused/index.ts';
 import { OfflineEmbedder } from '../../src/adapters/offline/index.ts';
 import { crashUseLiteThreadForTests, firstWords, UseLiteEmbedder, splitText, type UseLiteEmbedderOptions } from '../../src/adapters/use-lite/index.ts';
@@ -39,6 +39,22 @@ describe('UseLiteEmbedder', () => {
     const texts = Array.from({ length: 30 }, (_, i) => `Fact number ${i} about the flat.`);
     const out = await Promise.all(texts.map((t) => e.embed([t])));
     expect(out.map((r) => r.length)).toEqual(texts.map(() => 1));
+  });
+
+  it('serves a text it embedded before from its cache, as a copy the caller may change', async () => {
+    const e = new UseLiteEmbedder({ cacheSize: 2 });
+    const [first] = await e.embed(['The budget is 50 lakhs.']);
+    const run = vi.spyOn(e as unknown as { run(pieces: string[]): Promise<Float32Array[]> }, 'run');
+    const [again] = await e.embed(['  The budget is 50 lakhs. ']);
+    expect(run).toHaveBeenCalledWith([]); // nothing went to the model
+    expect(again).toEqual(first);
+    again!.fill(0);
+    expect((await e.embed(['The budget is 50 lakhs.']))[0]).toEqual(first);
+    await e.embed(['one', 'two', 'three']); // evicts it (least recently used)
+    run.mockClear();
+    await e.embed(['The budget is 50 lakhs.']);
+    expect(run).toHaveBeenCalledWith(['The budget is 50 lakhs.']);
+    expect(() => new UseLiteEmbedder({ cacheSize: -1 })).toThrow(/cacheSize/);
   });
 
   it('splits long text at spaces, never inside a surrogate pair', () => {

@@ -29,6 +29,18 @@ export function documentStoreContract(name: string, make: () => Promise<Document
       expect(await store().getHot(scope)).toEqual(doc);
     });
 
+    it('keeps the ACUs waiting for the full embedder, and drops them when a commit leaves them out', async () => {
+      const scope = randomScope();
+      const deferredAcus = [
+        { id: rid(), text: 'Rajiv budget is 50 lakhs.', turnRefs: ['t1'], sessionId: 'call-1', validAt: '2026-01-05T10:00:00.000Z', createdAt: '2026-01-05T10:01:00.000Z', contentHash: 'h1' },
+      ];
+      const doc = { ...makeHotDoc(scope, 1), deferredAcus };
+      expect(await store().commitHot(doc, 0)).toBe(true);
+      expect(await store().getHot(scope)).toEqual(doc);
+      expect(await store().commitHot(makeHotDoc(scope, 2), 1)).toBe(true);
+      expect((await store().getHot(scope))?.deferredAcus).toBeUndefined();
+    });
+
     it('refuses a second create (someone else committed version 1 first)', async () => {
       const scope = randomScope();
       expect(await store().commitHot(makeHotDoc(scope, 1, 'first'), 0)).toBe(true);

@@ -76,7 +76,7 @@ describe('thread lane protocol', () => {
     const failures: MemgateEvent[] = [];
     events.subscribe((e) => e.type === 'extraction.failed' && failures.push(e));
     // Only what the consumer itself touches: the bus, the events and the logger (the runs go to the lane).
-    const deps = { ports: { events } as unknown as ExtractionPorts, logger: silentLogger, lockTtlMs: 1_000 } as ExtractionDeps;
+    const deps = { ports: { events } as unknown as ExtractionPorts, logger: silentLogger, lockTtlMs: 1_000, deferral: { deferAfterMs: 0, upgradeBatch: 0, maxDeferred: 0 } } as ExtractionDeps;
     const consumer = startExtractionWorker(bus, deps, { concurrency: 1, maxDeliver: 3, retryDelayMs: 10, flushDeadlineMs: 1_000 }, (scope, maxWaitMs) => lane.run(scope, maxWaitMs));
     try {
       await bus.publish({ scope: randomScope({ userId: `crash-once-job-${Date.now()}` }), reason: 'threshold', requestedAt: Date.now() });

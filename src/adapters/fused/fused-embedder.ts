@@ -6,6 +6,8 @@ export interface FusedPart {
   embedder: Embedder;
   /** Relative weight (> 0); the shares are the weights over their sum. */
   weight: number;
+  /** A model that costs far more than the rest (the sentence encoder): left out of `embedLexical`. */
+  costly?: boolean;
 }
 
 /**
@@ -20,6 +22,8 @@ export class FusedEmbedder implements Embedder {
   readonly id: string;
   readonly dimensions: number;
   private readonly scales: number[];
+  /** Scales of `embedLexical`: the cheap parts' shares renormalised among themselves, 0 for costly parts; null when every part is costly. */
+  private readonly lexicalScales: number[] | null;
 
   constructor(private readonly parts: readonly FusedPart[]) {
     if (parts.length < 2) throw new MemgateError('bad_request', 'a fused embedder needs at least two parts');
@@ -28,6 +32,8 @@ export class FusedEmbedder implements Embedder {
     }
     const total = parts.reduce((s, p) => s + p.weight, 0);
     this.scales = parts.map((p) => Math.sqrt(p.weight / total));
+    const cheap = parts.reduce((s, p) => s + (p.costly ? 0 : p.weight), 0);
+    this.lexicalScales = cheap > 0 && parts.some((p) => p.costly) ? parts.map((p) => (p.costly ? 0 : Math.sqrt(p.weight / cheap))) : null;
     this.dimensions = parts.reduce((s, p) => s + p.embedder.dimensions, 0);
     this.id = `fused(${parts.map((p) => `${p.embedder.id}*${round3(p.weight / total)}`).join('+')})`;
   }
@@ -43,8 +49,33 @@ export class FusedEmbedder implements Embedder {
     return texts.map((_, i) => this.fuse(perPart.map((vs) => vs[i]!)));
   }
 
+  /**
+   * The cheap parts only, the costly ones' coordinates left at zero, unit length (the cheap
+   * shares renormalised): its cosine with a full vector is the cheap parts' cosine scaled by
+   * sqrt of their share, so such a vector ranks below an equally relevant full one, never
+   * above it. Without a costly part it is `embed`.
+   */
+  get embedLexical(): ((texts: readonly string[]) => Promise<Float32Array[]>) | undefined {
+    const scales = this.lexicalScales;
+    if (!scales) return undefined;
+    return async (texts) => {
+      const perPart = await Promise.all(this.parts.map((p) => (p.costly ? null : p.embedder.embed(texts))));
+      const zero = (j: number) => new Float32Array(this.parts[j]!.embedder.dimensions);
+      return texts.map((_, i) =>
+        this.combine(
+          perPart.map((vs, j) => vs?.[i] ?? zero(j)),
+          scales,
+        ),
+      );
+    };
+  }
+
   /** Fuse one vector of each part (in part order) as `embed` does: lets a caller reuse vectors it already has. */
   fuse(vectors: readonly Float32Array[]): Float32Array {
+    return this.combine(vectors, this.scales);
+  }
+
+  private combine(vectors: readonly Float32Array[], scales: readonly number[]): Float32Array {
     if (vectors.length !== this.parts.length) throw new MemgateError('internal', `fused embedder: expected ${this.parts.length} vectors, got ${vectors.length}`);
     const out = new Float32Array(this.dimensions);
     let offset = 0;
@@ -52,7 +83,7 @@ export class FusedEmbedder implements Embedder {
       const part = this.parts[j]!;
       if (v.length !== part.embedder.dimensions) throw new MemgateError('internal', `fused embedder: ${part.embedder.id} gave ${v.length} dimensions, expected ${part.embedder.dimensions}`);
       const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0)) || 1;
-      const scale = this.scales[j]! / norm;
+      const scale = scales[j]! / norm;
       for (let i = 0; i < v.length; i++) out[offset + i] = v[i]! * scale;
       offset += v.length;
     });

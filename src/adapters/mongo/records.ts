@@ -10,7 +10,7 @@ import type { Filter, UpdateFilter } from 'mongodb';
 import { stableHash } from '../../core/ids.ts';
 import { withSeq } from '../../core/turn-fields.ts';
 import type { ExtractionSchema } from '../../core/extraction-schema.ts';
-import type { HotDocument, ProfileEntry, QuarantinedTurn, Scope, SessionSummary, TemporalEntity, Turn } from '../../core/types.ts';
+import type { DeferredAcu, HotDocument, ProfileEntry, QuarantinedTurn, Scope, SessionSummary, TemporalEntity, Turn } from '../../core/types.ts';
 
 /** Collection names inside the configured database. */
 export const COLLECTIONS = { hot: 'hot', schemas: 'schemas', cold: 'cold_turns' } as const;
@@ -38,6 +38,7 @@ export interface HotRecord extends ScopeFields {
   summaries: SessionSummary[];
   counters: HotDocument['counters'];
   quarantined?: QuarantinedTurn[];
+  deferredAcus?: DeferredAcu[];
 }
 
 /** A `schemas` collection document: one per tenant+agent. */
@@ -103,6 +104,7 @@ export function toHotRecord(doc: HotDocument): HotRecord {
     summaries: doc.summaries.map((s) => ({ sessionId: s.sessionId, text: s.text, from: s.from, to: s.to })),
     counters: { ...doc.counters },
     ...(doc.quarantined ? { quarantined: doc.quarantined } : {}),
+    ...(doc.deferredAcus ? { deferredAcus: doc.deferredAcus } : {}),
   };
 }
 
@@ -118,6 +120,7 @@ export function fromHotRecord(rec: HotRecord): HotDocument {
     summaries: rec.summaries,
     counters: rec.counters,
     ...(rec.quarantined ? { quarantined: rec.quarantined } : {}),
+    ...(rec.deferredAcus ? { deferredAcus: rec.deferredAcus } : {}),
     version: rec.version,
     updatedAt: rec.updatedAt,
   };

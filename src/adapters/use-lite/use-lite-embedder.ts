@@ -35,6 +35,11 @@ export interface UseLiteEmbedderOptions {
    * calling thread, for threads that do nothing else (the extraction thread).
    */
   runIn?: 'in-process' | 'thread';
+  /**
+   * Vectors kept by text, most recently used first (default 1,024, ~2 MiB; 0: none): a repeated
+   * query, a retried window or a re-embedded ACU costs a lookup instead of ~7 ms of model time.
+   */
+  cacheSize?: number;
 }
 
 interface Pending {
@@ -61,6 +66,8 @@ export class UseLiteEmbedder implements Embedder {
   private readonly queue: Pending[] = [];
   private draining = false;
   private readonly lease: UseLiteThreadLease | null;
+  private readonly cache = new Map<string, Float32Array>();
+  private readonly cacheSize: number;
 
   constructor(options: UseLiteEmbedderOptions = {}) {
     const batchSize = options.batchSize ?? 16;
@@ -76,6 +83,9 @@ export class UseLiteEmbedder implements Embedder {
     if (maxWords !== Infinity && (!Number.isInteger(maxWords) || maxWords < 1)) throw new MemgateError('bad_request', `use-lite maxWords must be a positive integer, got ${maxWords}`);
     this.maxWords = maxWords;
     this.lease = options.runIn === 'thread' ? leaseUseLiteThread() : null;
+    const cacheSize = options.cacheSize ?? 1024;
+    if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new MemgateError('bad_request', `use-lite cacheSize must be a non-negative integer, got ${cacheSize}`);
+    this.cacheSize = cacheSize;
   }
 
   /**
@@ -99,16 +109,19 @@ export class UseLiteEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const cleaned = texts.map((text) => text.normalize('NFKC').trim());
+    const cached = cleaned.map((clean) => this.cached(clean));
     const pieces: string[] = [];
-    const spans: Array<{ from: number; to: number } | null> = texts.map((text) => {
-      const clean = text.normalize('NFKC').trim();
-      if (clean === '') return null;
+    const spans: Array<{ from: number; to: number } | null> = cleaned.map((clean, i) => {
+      if (clean === '' || cached[i]) return null;
       const from = pieces.length;
       pieces.push(...splitText(firstWords(clean, this.maxWords), this.maxChars, this.maxPieces));
       return { from, to: pieces.length };
     });
     const vectors = await this.run(pieces);
-    return spans.map((span) => {
+    return spans.map((span, t) => {
+      const hit = cached[t];
+      if (hit) return hit.slice();
       if (span === null) return emptyVector();
       const out = new Float32Array(USE_LITE_DIMENSIONS);
       for (let p = span.from; p < span.to; p++) {
@@ -118,8 +131,26 @@ export class UseLiteEmbedder implements Embedder {
         const w = span.to - span.from === 1 ? 1 : pieces[p]!.length;
         for (let i = 0; i < USE_LITE_DIMENSIONS; i++) out[i] = out[i]! + w * v[i]!;
       }
-      return normalise(out);
+      const vector = normalise(out);
+      this.remember(cleaned[t]!, vector);
+      return vector;
     });
+  }
+
+  /** A cached vector of this text, marked most recently used. */
+  private cached(clean: string): Float32Array | undefined {
+    const hit = this.cache.get(clean);
+    if (hit) {
+      this.cache.delete(clean);
+      this.cache.set(clean, hit);
+    }
+    return hit;
+  }
+
+  private remember(clean: string, vector: Float32Array): void {
+    if (this.cacheSize === 0) return;
+    this.cache.set(clean, vector.slice());
+    if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
   }
 
   private run(pieces: string[]): Promise<Float32Array[]> {
