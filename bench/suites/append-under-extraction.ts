@@ -39,7 +39,23 @@ interface Run {
   peakRssMiB: number | null;
   /** From /metrics at the end: runs committed and the mean of each stage (ms). */
   runs: { committed: number; meanReadMs: number | null; meanPlanMs: number | null; meanCommitMs: number | null };
+  /** Turns archived and ACUs indexed (full / lexical vector) and re-embedded, from /metrics: at the load's stop and at the end. */
+  memory: { atStop: MemoryCounts | null; atEnd: MemoryCounts | null };
 }
+
+interface MemoryCounts {
+  turnsArchived: number;
+  acusFull: number;
+  acusLexical: number;
+  acusUpgraded: number;
+}
+
+/** The lane runs measured beside the lane-off baseline: the default, the encoder on every ACU (issue 17's old lane), hashing. */
+const LANES: ReadonlyArray<{ label: string; env: Record<string, string> }> = [
+  { label: 'fused (default: encoder deferred while behind)', env: {} },
+  { label: 'fused, encoder on every ACU', env: { MEMGATE_EMBEDDINGS_DEFER_AFTER_MS: '0' } },
+  { label: 'hashing', env: { MEMGATE_EMBEDDER: 'offline' } },
+];
 
 /**
  * Turn appends while the extraction lane works (embedded default: extraction on its
@@ -60,36 +76,48 @@ export const appendUnderExtractionSuite: Suite = {
 
     say(`  baseline: extraction lane off, ${durationS} s measured`);
     const baseline = await withServer(join(ctx.tmpDir, 'lane-off'), { ...env, MEMGATE_INLINE_WORKERS: 'false' }, (s) => measure(s, spec(s, durationS, `bench-lane-off-${ctx.runId}`), 0));
-    say(`  extraction lane on: ${durationS} s measured, then up to ${drainWaitS} s for the backlog to drain`);
-    const lane = await withServer(join(ctx.tmpDir, 'lane-on'), env, (s) => measure(s, spec(s, durationS, `bench-lane-on-${ctx.runId}`), drainWaitS));
     details['baseline'] = baseline;
-    details['lane'] = lane;
-
-    const bench = `ws append, ${CALLS} calls × 5 turns/s, extraction lane working`;
-    const p99Limit = baseline.load.summary.p99Ms === null ? null : 2 * baseline.load.summary.p99Ms;
-    figures.push(...latencyFigures(bench, lane.load.summary, { label: 'lane off', summary: baseline.load.summary }, p99Limit === null ? {} : { p99Ms: below(p99Limit, 'p99 ≤ 2× lane off') }));
-    figures.push(figure({ bench, metric: 'server CPU', value: lane.serverCpuS, unit: 's', baseline: { label: 'lane off', value: baseline.serverCpuS } }));
-    figures.push(figure({ bench, metric: 'peak RSS', value: lane.peakRssMiB, unit: 'MiB', baseline: { label: 'lane off', value: baseline.peakRssMiB } }));
-    const atStop = lane.samples.filter((s) => s.phase === 'load').at(-1);
-    figures.push(
-      figure({
-        bench,
-        metric: 'backlog at load stop',
-        value: atStop?.tokens ?? null,
-        unit: 'tokens',
-        note: atStop ? `${atStop.turns} turns, ${atStop.usersBehind} users behind, worst ${atStop.maxWindows} windows` : 'no sample',
-      }),
-    );
-    const r = lane.runs;
-    figures.push(
-      figure({ bench, metric: 'runs committed', value: r.committed, unit: '', note: `mean stage ms: read ${r.meanReadMs ?? '–'}, plan ${r.meanPlanMs ?? '–'}, commit ${r.meanCommitMs ?? '–'}` }),
-    );
-    figures.push(
-      figure({ bench, metric: 'backlog drained to ≤ 1 window/user', value: lane.drainS, unit: 's after load stop', target: below(DRAIN_TARGET_S, `≤ ${DRAIN_TARGET_S} s after the load stops`) }),
-    );
+    const lanes: Record<string, Run> = {};
+    details['lanes'] = lanes;
+    for (const [i, variant] of LANES.entries()) {
+      say(`  extraction lane on, ${variant.label}: ${durationS} s measured, then up to ${drainWaitS} s for the backlog to drain`);
+      const lane = await withServer(join(ctx.tmpDir, `lane-on-${i}`), { ...env, ...variant.env }, (s) => measure(s, spec(s, durationS, `bench-lane-on-${i}-${ctx.runId}`), drainWaitS));
+      lanes[variant.label] = lane;
+      figures.push(...laneFigures(`ws append, ${CALLS} calls × 5 turns/s, extraction lane working, ${variant.label}`, lane, baseline));
+    }
     return { status: 'ok', figures, details };
   },
 };
+
+function laneFigures(bench: string, lane: Run, baseline: Run): Figure[] {
+  const figures: Figure[] = [];
+  const p99Limit = baseline.load.summary.p99Ms === null ? null : 2 * baseline.load.summary.p99Ms;
+  figures.push(...latencyFigures(bench, lane.load.summary, { label: 'lane off', summary: baseline.load.summary }, p99Limit === null ? {} : { p99Ms: below(p99Limit, 'p99 ≤ 2× lane off') }));
+  figures.push(figure({ bench, metric: 'server CPU', value: lane.serverCpuS, unit: 's', baseline: { label: 'lane off', value: baseline.serverCpuS } }));
+  figures.push(figure({ bench, metric: 'peak RSS', value: lane.peakRssMiB, unit: 'MiB', baseline: { label: 'lane off', value: baseline.peakRssMiB } }));
+  const atStop = lane.samples.filter((s) => s.phase === 'load').at(-1);
+  figures.push(
+    figure({
+      bench,
+      metric: 'backlog at load stop',
+      value: atStop?.tokens ?? null,
+      unit: 'tokens',
+      note: atStop ? `${atStop.turns} turns, ${atStop.usersBehind} users behind, worst ${atStop.maxWindows} windows` : 'no sample',
+    }),
+  );
+  const r = lane.runs;
+  figures.push(
+    figure({ bench, metric: 'runs committed', value: r.committed, unit: '', note: `mean stage ms: read ${r.meanReadMs ?? '–'}, plan ${r.meanPlanMs ?? '–'}, commit ${r.meanCommitMs ?? '–'}` }),
+  );
+  figures.push(
+    figure({ bench, metric: 'backlog drained to ≤ 1 window/user', value: lane.drainS, unit: 's after load stop', target: below(DRAIN_TARGET_S, `≤ ${DRAIN_TARGET_S} s after the load stops`) }),
+  );
+  const { atStop: m0, atEnd: m1 } = lane.memory;
+  const acus = (m: MemoryCounts | null) => (m ? `${m.acusFull} full + ${m.acusLexical} lexical ACUs, ${m.acusUpgraded} re-embedded` : 'no sample');
+  figures.push(figure({ bench, metric: 'turns archived at load stop', value: m0?.turnsArchived ?? null, unit: 'turns', note: `of ${lane.load.summary.count} acked; ${acus(m0)}` }));
+  figures.push(figure({ bench, metric: 'turns archived at the end', value: m1?.turnsArchived ?? null, unit: 'turns', note: acus(m1) }));
+  return figures;
+}
 
 function spec(server: MemgateServer, durationS: number, agentId: string): WsLoadSpec {
   return {
@@ -134,6 +162,7 @@ async function measure(server: MemgateServer, load: WsLoadSpec, drainWaitS: numb
   } finally {
     clearInterval(timer);
   }
+  const atStop = await memoryCounts(server).catch(() => null);
   phase = 'drain';
   const stoppedAt = performance.now();
   let drainS: number | null = null;
@@ -149,6 +178,7 @@ async function measure(server: MemgateServer, load: WsLoadSpec, drainWaitS: numb
   }
   const cpu1 = await cpuSeconds(server.pid);
   const runs = await runStages(server);
+  const atEnd = await memoryCounts(server).catch(() => null);
   const rss = samples.map((s) => s.rssMiB).filter((v): v is number => v !== null);
   return {
     load: outcome,
@@ -157,6 +187,18 @@ async function measure(server: MemgateServer, load: WsLoadSpec, drainWaitS: numb
     serverCpuS: cpu0 === null || cpu1 === null ? null : Math.round((cpu1 - cpu0) * 100) / 100,
     peakRssMiB: rss.length > 0 ? Math.max(...rss) : null,
     runs,
+    memory: { atStop, atEnd },
+  };
+}
+
+async function memoryCounts(server: MemgateServer): Promise<MemoryCounts> {
+  const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+  const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return {
+    turnsArchived: value('memgate_turns_archived_total'),
+    acusFull: value('memgate_acus_indexed_total{vector="full"}'),
+    acusLexical: value('memgate_acus_indexed_total{vector="lexical"}'),
+    acusUpgraded: value('memgate_acus_upgraded_total'),
   };
 }
 

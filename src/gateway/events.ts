@@ -231,6 +231,11 @@ export class EventRelay {
 
   private observeRun(data: Record<string, unknown>): void {
     if (typeof data['durationMs'] === 'number') this.metrics.extraction.observe(data['durationMs']);
+    const count = (key: string) => (typeof data[key] === 'number' ? data[key] : 0);
+    this.metrics.archived.inc('', count('turnsArchived'));
+    this.metrics.acus.inc('full', count('acusIndexed') - count('acusDeferred'));
+    this.metrics.acus.inc('lexical', count('acusDeferred'));
+    this.metrics.acusUpgraded.inc('', count('acusUpgraded'));
     const stages = data['stageMs'] as Record<string, unknown> | undefined;
     if (typeof stages !== 'object' || stages === null) return;
     for (const [name, h] of Object.entries(this.metrics.extractionStages)) if (typeof stages[name] === 'number') h.observe(stages[name]);

@@ -108,6 +108,10 @@ export class GatewayMetrics {
   readonly events = new Counter('memgate_events_total', 'Live events relayed to subscribers, by type.', 'type');
   readonly eventsDropped = new Counter('memgate_events_dropped_total', 'Live events skipped for subscribers over their send budget (each gap is announced to the subscriber).');
   readonly extractionFailures = new Counter('memgate_extraction_failures_total', 'extraction.failed events.');
+  /** What committed runs did (extraction.finished): whether the lane keeps up, and how much of it waits for the encoder. */
+  readonly archived = new Counter('memgate_turns_archived_total', 'Turns committed extraction runs compressed and archived.');
+  readonly acus = new Counter('memgate_acus_indexed_total', 'ACUs indexed by committed runs, by vector: full, or lexical (the lane was behind; re-embedded later).', 'vector');
+  readonly acusUpgraded = new Counter('memgate_acus_upgraded_total', 'ACUs indexed while the lane was behind, re-embedded with the full embedder.');
   readonly quarantined = new Counter('memgate_turns_quarantined_total', 'Stored turns extraction set aside as unprocessable (turn.quarantined events).');
   readonly backpressure = new Counter('memgate_ws_backpressure_total', 'Sends that found a connection over its backpressure limit.');
   readonly http = new Counter('memgate_http_requests_total', 'HTTP requests by status.', 'status');
@@ -130,6 +134,9 @@ export class GatewayMetrics {
       this.events.render(),
       this.eventsDropped.render(),
       this.extractionFailures.render(),
+      this.archived.render(),
+      this.acus.render(),
+      this.acusUpgraded.render(),
       this.quarantined.render(),
       this.backpressure.render(),
       this.http.render(),
