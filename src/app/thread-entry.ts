@@ -9,6 +9,7 @@ import { openStores } from './wiring.ts';
 import type { FromThread, ThreadLaneData, ToThread, WireError } from '../workers/thread-protocol.ts';
 import { yieldingWrites } from '../workers/yielding-writes.ts';
 import { lowerThreadPriority } from '../workers/thread-priority.ts';
+import { borrowEncoder } from '../workers/borrowed-encoder.ts';
 
 /**
  * The extraction thread (see thread-lane.ts): the stores a run needs, opened on the
@@ -19,7 +20,7 @@ import { lowerThreadPriority } from '../workers/thread-priority.ts';
  */
 if (!parentPort) throw new Error('thread-entry.ts runs only as the extraction worker thread');
 const port = parentPort;
-const { config } = workerData as ThreadLaneData;
+const { config, encoderLent } = workerData as ThreadLaneData;
 const post = (message: FromThread) => port.postMessage(message);
 
 const logger = createLogger(config.log.level, { service: 'memgate', component: 'extraction-thread', threadId });
@@ -29,7 +30,8 @@ if (priority.error) logger.warn('extraction thread runs at the gateway priority'
 const clock = systemClock;
 // Only what a run needs: the stores, the lock, the extractor, the embedder and the ACU index (no bus, no service).
 const closers: Array<() => Promise<void>> = [];
-const stores = await openStores(config, clock, logger, closers, true);
+const lent = encoderLent ? borrowEncoder(post) : null;
+const stores = await openStores(config, clock, logger, closers, true, lent?.model);
 // The pipeline publishes here; the gateway re-publishes on its own bus (dashboards, /metrics, flush reports).
 const events = new InProcessEventBus();
 events.subscribe((event) => post({ kind: 'event', event }));
@@ -44,6 +46,10 @@ let stopping = false;
 port.on('message', (message: ToThread) => {
   if (message.kind === 'stop') {
     void stop();
+    return;
+  }
+  if (message.kind === 'encoded' || message.kind === 'encode-failed') {
+    lent?.settle(message);
     return;
   }
   const { id, scope, maxWaitMs, mode } = message;

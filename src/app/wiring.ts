@@ -9,7 +9,8 @@ import type { Ports } from '../ports/index.ts';
 import type { Consumer } from '../ports/job-bus.ts';
 import { MemoryService } from '../service/memory-service.ts';
 import { startExtractionWorker } from '../workers/extraction-worker.ts';
-import { startThreadLane, type ThreadLane, type ThreadLaneStats } from '../workers/thread-lane.ts';
+import { startThreadLane, type ThreadLane, type ThreadLaneOptions, type ThreadLaneStats } from '../workers/thread-lane.ts';
+import type { UseLiteModel } from '../adapters/use-lite/index.ts';
 
 /** A wired memgate: the service, its ports, and the lifecycle of both. */
 export interface Runtime {
@@ -59,6 +60,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const clock = opts.clock ?? systemClock;
   const closers: Array<() => Promise<void>> = [];
   const ports = await buildPorts(config, clock, logger, closers);
+  const encode = usesThreadLane(config) ? await lendableEncoder(config, closers) : undefined;
   const lanes: ThreadLane[] = [];
   // Flushes follow extraction onto the thread once its lane runs (see startWorkers).
   const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope, maxWaitMs) => lanes[0]?.run(scope, maxWaitMs, 'all') ?? null);
@@ -74,7 +76,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     startWorkers() {
       const w = config.worker;
       sweepers.push(startDeadLetterSweeper(ports.bus, { intervalMs: w.deadLetterRetryMs, maxIntervalMs: w.deadLetterRetryMaxMs }, logger.child({ component: 'dead-letters' })));
-      const lane = usesThreadLane(config) ? startLane(config, ports, logger) : null;
+      const lane = usesThreadLane(config) ? startLane(config, ports, logger, encode) : null;
       if (!lane) {
         consumers.push(startExtractionWorker(ports.bus, service.extraction, config.worker));
         return;
@@ -105,9 +107,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
 }
 
 /** The thread lane, or null (logged) when this process cannot load it: extraction then runs inline. */
-function startLane(config: Config, ports: Ports, logger: Logger): ThreadLane | null {
+function startLane(config: Config, ports: Ports, logger: Logger, encode: ThreadLaneOptions['encode']): ThreadLane | null {
   try {
-    return startThreadLane(config, { events: ports.events, logger });
+    return startThreadLane(config, { events: ports.events, logger, ...(encode ? { encode } : {}) });
   } catch (err) {
     logger.warn('extraction thread unavailable; extracting on the gateway thread', { err });
     return null;
@@ -115,12 +117,28 @@ function startLane(config: Config, ports: Ports, logger: Logger): ThreadLane | n
 }
 
 /**
+ * The sentence encoder the gateway lends its extraction thread: the process's embed thread,
+ * so the process holds one copy of the model instead of two (~150 MiB each). Only when the
+ * gateway runs the model on that thread (`embeddings.modelThread`): lent encoding on the
+ * event loop would stall acks.
+ */
+async function lendableEncoder(config: Config, closers: Array<() => Promise<void>>): Promise<ThreadLaneOptions['encode']> {
+  const kind = config.adapters.embedder;
+  if ((kind !== 'use-lite' && kind !== 'fused') || !config.embeddings.modelThread) return undefined;
+  const { leaseUseLiteThread } = await import('../adapters/use-lite/index.ts');
+  const lease = leaseUseLiteThread();
+  closers.push(() => lease.release());
+  return (texts) => lease.model.embed(texts);
+}
+
+/**
  * The configured Embedder. Model-backed ones load their weights lazily, on the first embed call.
  * On the gateway thread the model runs on an embed thread (a query embedding is 10-15 ms of
- * synchronous wasm that would stall every append ack); the extraction thread does nothing
- * else, so it keeps the model in its own thread. The embed thread stops with the runtime.
+ * synchronous wasm that would stall every append ack); the extraction thread borrows that
+ * thread (`lentEncoder`) or, when none is lent, runs its own copy in process. The embed
+ * thread stops with the runtime.
  */
-async function buildEmbedder(config: Config, logger: Logger, closers: Array<() => Promise<void>>, extractionThread: boolean): Promise<Embedder> {
+async function buildEmbedder(config: Config, logger: Logger, closers: Array<() => Promise<void>>, extractionThread: boolean, lentEncoder?: UseLiteModel): Promise<Embedder> {
   const kind = config.adapters.embedder;
   if (kind === 'openai') return new (await import('../adapters/openai/index.ts')).OpenAiEmbedder({ ...config.embeddings, dimensions: embedderDimensions(config) });
   const offline = await import('../adapters/offline/index.ts');
@@ -128,7 +146,11 @@ async function buildEmbedder(config: Config, logger: Logger, closers: Array<() =
   if (kind === 'static' || kind === 'static-fused') return buildStaticEmbedder(config, logger, new offline.OfflineEmbedder());
   const { UseLiteEmbedder } = await import('../adapters/use-lite/index.ts');
   const maxWords = config.embeddings.semanticMaxWords;
-  const useLite = new UseLiteEmbedder({ runIn: extractionThread || !config.embeddings.modelThread ? 'in-process' : 'thread', ...(maxWords ? { maxWords } : {}) });
+  const useLite = new UseLiteEmbedder({
+    runIn: extractionThread || !config.embeddings.modelThread ? 'in-process' : 'thread',
+    ...(lentEncoder ? { model: lentEncoder } : {}),
+    ...(maxWords ? { maxWords } : {}),
+  });
   closers.push(() => useLite.close());
   if (kind === 'use-lite') return useLite;
   const { FusedEmbedder } = await import('../adapters/fused/index.ts');
@@ -198,7 +220,7 @@ export type Stores = Omit<Ports, 'bus' | 'events'>;
  * extraction thread (`extractionThread`: its SQLite connection leaves WAL checkpoints to the
  * gateway's, its embedding model runs in that thread), which needs nothing else.
  */
-export async function openStores(config: Config, clock: Clock, logger: Logger, closers: Array<() => Promise<void>>, extractionThread = false): Promise<Stores> {
+export async function openStores(config: Config, clock: Clock, logger: Logger, closers: Array<() => Promise<void>>, extractionThread = false, lentEncoder?: UseLiteModel): Promise<Stores> {
   const a = config.adapters;
   const needsSqlite = a.buffer === 'sqlite' || a.cache === 'sqlite' || a.documents === 'sqlite' || a.cold === 'sqlite' || a.acus === 'sqlite';
   const sqlite = needsSqlite ? await import('../adapters/sqlite/index.ts') : null;
@@ -228,7 +250,7 @@ export async function openStores(config: Config, clock: Clock, logger: Logger, c
   const cold = a.cold === 'mongo' ? mongo!.cold : new sqlite!.SqliteColdArchive(db!);
   const lock = a.lock === 'redis' ? new redisMod!.RedisUserLock(redis!, prefix) : new memory.InProcessUserLock(clock);
 
-  const embedder = await buildEmbedder(config, logger, closers, extractionThread);
+  const embedder = await buildEmbedder(config, logger, closers, extractionThread, lentEncoder);
   // Load the model while idle: the first search or extraction would otherwise wait ~0.3 s for it.
   embedder.warm?.().catch((err: unknown) => logger.warn('embedder warm-up failed; the first call will retry', { err }));
   const extractor = a.extractor === 'openai' ? new (await import('../adapters/openai/index.ts')).OpenAiExtractor(config.llm) : new (await import('../adapters/offline/index.ts')).OfflineExtractor();

@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { MemgateError } from '../core/errors.ts';
+import { MemgateError, toMemgateError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
@@ -19,7 +19,16 @@ export interface ThreadLaneOptions {
   stopTimeoutMs?: number;
   /** The thread's entry module (default: src/app/thread-entry). */
   entry?: URL;
+  /**
+   * The gateway's sentence encoder (raw vectors), lent to the thread so the process holds one
+   * copy of the model, not two (~150 MiB each). The thread's calls are cut into `ENCODE_CHUNK`
+   * texts each, so a search's query embedding waits for one small batch at most.
+   */
+  encode?: (texts: string[]) => Promise<Float32Array[]>;
 }
+
+/** Texts per lent encoder call: ~4 × 7 ms of model time, what a query may wait behind. */
+const ENCODE_CHUNK = 4;
 
 /** Counters for tests and diagnostics. */
 export interface ThreadLaneStats {
@@ -32,6 +41,8 @@ export interface ThreadLaneStats {
   tid: number | null;
   /** That thread's nice value as read back from the kernel, null where unknown. */
   niceness: number | null;
+  /** Texts the thread had the gateway's lent encoder embed (ThreadLaneOptions.encode). */
+  textsEncoded: number;
 }
 
 /** The embedded extraction lane on a worker thread: runs one user's extraction there and answers with its report. */
@@ -109,7 +120,7 @@ class ExtractionThread implements ThreadLane {
   private readonly calls = new Map<number, Call>();
   /** Runs posted while no thread is up (between a crash and its restart). */
   private readonly backlog: ToThread[] = [];
-  private readonly counters: ThreadLaneStats = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0, tid: null, niceness: null };
+  private readonly counters: ThreadLaneStats = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0, tid: null, niceness: null, textsEncoded: 0 };
   private worker: Worker | null = null;
   private nextId = 1;
   /** Crashes since the last thread that came up: a thread that cannot even start is retried with backoff. */
@@ -126,7 +137,7 @@ class ExtractionThread implements ThreadLane {
     this.log = options.logger.child({ component: 'thread-lane' });
     this.up = new Promise<void>((resolve) => (this.markUp = resolve));
     const entry = (options.entry ?? DEFAULT_ENTRY).href;
-    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry };
+    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry, encoderLent: options.encode !== undefined };
     this.execArgv = threadExecArgv(process.execArgv);
     this.spawn();
   }
@@ -161,14 +172,17 @@ class ExtractionThread implements ThreadLane {
     // Posted messages queue in the port until the thread listens, so runs need not wait for 'ready'.
     const worker = new Worker(BOOTSTRAP, { eval: true, workerData: this.data, execArgv: this.execArgv });
     this.worker = worker;
-    worker.on('message', (message: FromThread) => this.onMessage(message));
+    worker.on('message', (message: FromThread) => this.onMessage(message, worker));
     worker.on('error', (err) => this.log.error('extraction thread crashed', { err }));
     worker.once('exit', (code) => this.onExit(worker, code));
     for (const message of this.backlog.splice(0)) worker.postMessage(message);
   }
 
-  private onMessage(message: FromThread): void {
+  private onMessage(message: FromThread, worker: Worker): void {
     switch (message.kind) {
+      case 'encode':
+        void this.encodeFor(worker, message.id, message.texts);
+        return;
       case 'ready':
         this.crashes = 0;
         this.counters.tid = message.tid;
@@ -233,6 +247,23 @@ class ExtractionThread implements ThreadLane {
     }
     this.rejectAll('extraction thread stopped before the run finished');
     this.markUp();
+  }
+
+  /** Answer the thread's `encode` with the lent encoder, chunk by chunk (see ENCODE_CHUNK). */
+  private async encodeFor(worker: Worker, id: number, texts: string[]): Promise<void> {
+    let reply: ToThread;
+    try {
+      if (!this.options.encode) throw new MemgateError('internal', 'no sentence encoder was lent to the extraction thread');
+      const vectors: Float32Array[] = [];
+      for (let i = 0; i < texts.length; i += ENCODE_CHUNK) vectors.push(...(await this.options.encode(texts.slice(i, i + ENCODE_CHUNK))));
+      reply = { kind: 'encoded', id, vectors };
+      this.counters.textsEncoded += texts.length;
+    } catch (err) {
+      const e = toMemgateError(err);
+      reply = { kind: 'encode-failed', id, error: { code: e.code, message: e.message, retryable: e.retryable } };
+    }
+    // A thread that died meanwhile is gone with its request; its run is redelivered.
+    if (this.worker === worker) worker.postMessage(reply);
   }
 
   private take(id: number): Call | undefined {

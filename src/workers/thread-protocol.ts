@@ -18,6 +18,8 @@ export interface ThreadLaneData {
   loader: string | null;
   /** URL of the thread's entry module. */
   entry: string;
+  /** The gateway lends its sentence encoder (`encode` messages): the thread loads no model of its own. */
+  encoderLent: boolean;
 }
 
 /** Gateway → thread. */
@@ -25,7 +27,10 @@ export type ToThread =
   /** Extract the user's buffered turns (a bus job or an explicit flush: the same run), waiting up to `maxWaitMs` for the user's lock. */
   | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number; mode: SemanticMode }
   /** Take no more runs, let the in-flight ones commit, close the runtime, exit. */
-  | { kind: 'stop' };
+  | { kind: 'stop' }
+  /** The answer to an `encode`: one raw vector per text, in order, or why there is none. */
+  | { kind: 'encoded'; id: number; vectors: Float32Array[] }
+  | { kind: 'encode-failed'; id: number; error: WireError };
 
 /** A failure as it crosses the thread boundary. */
 export interface WireError {
@@ -43,4 +48,6 @@ export type FromThread =
   | { kind: 'done'; id: number; report: ExtractionReport; threadId: number }
   | { kind: 'failed'; id: number; error: WireError }
   /** Logged by the gateway: the thread's runtime failed to close cleanly (it still exits). */
-  | { kind: 'close-failed'; error: WireError };
+  | { kind: 'close-failed'; error: WireError }
+  /** Run the sentence encoder on these texts with the gateway's model (ThreadLaneOptions.encode): one copy of its weights per process. */
+  | { kind: 'encode'; id: number; texts: string[] };

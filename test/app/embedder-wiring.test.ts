@@ -1,7 +1,8 @@
 /**
  * MEMGATE_EMBEDDER=use-lite / fused wired end to end: the extraction thread embeds
- * ACUs with the model (loaded in that thread), the gateway thread embeds queries with
- * its own copy, and the SQLite index holds and searches vectors of the embedder's size.
+ * ACUs with the model the gateway lends it (the process's one embed thread: one copy of
+ * the weights), the gateway embeds queries on that thread too, and the SQLite index
+ * holds and searches vectors of the embedder's size.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,6 +47,10 @@ describe.each([
       expect(hits[0]!.acu.embedding).toHaveLength(dims);
       const reply = await runtime.service.search(scope, 'Which bank is the home loan with?');
       expect(reply.results.map((r) => r.text).join(' ')).toMatch(/HDFC|loan/i);
+      // Model-backed embedders borrow the gateway's encoder; the others never ask for one.
+      const lent = runtime.extractionThread()?.textsEncoded ?? 0;
+      if (embedder === 'use-lite' || embedder === 'fused') expect(lent).toBeGreaterThanOrEqual(flushed.acusIndexed);
+      else expect(lent).toBe(0);
     } finally {
       await runtime.close();
     }

@@ -1,6 +1,6 @@
 import { MemgateError } from '../../core/errors.ts';
 import type { Embedder } from '../../ports/embedder.ts';
-import { loadUseLite, USE_LITE_DIMENSIONS, type LoadedUseLite } from './model.ts';
+import { loadUseLite, USE_LITE_DIMENSIONS, type LoadedUseLite, type UseLiteModel } from './model.ts';
 import { leaseUseLiteThread, type UseLiteThreadLease } from './model-thread.ts';
 
 /** Tuning of the USE-lite embedder. */
@@ -36,6 +36,12 @@ export interface UseLiteEmbedderOptions {
    */
   runIn?: 'in-process' | 'thread';
   /**
+   * Where the model runs, given by the caller instead of `runIn`: e.g. the extraction thread
+   * borrowing the gateway's embed thread (one copy of the weights per process, not two).
+   * `embed` answers raw (unnormalised) 512-d vectors, as the model does.
+   */
+  model?: UseLiteModel;
+  /**
    * Vectors kept by text, most recently used first (default 1,024, ~2 MiB; 0: none): a repeated
    * query, a retried window or a re-embedded ACU costs a lookup instead of ~7 ms of model time.
    */
@@ -66,6 +72,7 @@ export class UseLiteEmbedder implements Embedder {
   private readonly queue: Pending[] = [];
   private draining = false;
   private readonly lease: UseLiteThreadLease | null;
+  private readonly borrowed: UseLiteModel | null;
   private readonly cache = new Map<string, Float32Array>();
   private readonly cacheSize: number;
 
@@ -82,7 +89,8 @@ export class UseLiteEmbedder implements Embedder {
     const maxWords = options.maxWords ?? Infinity;
     if (maxWords !== Infinity && (!Number.isInteger(maxWords) || maxWords < 1)) throw new MemgateError('bad_request', `use-lite maxWords must be a positive integer, got ${maxWords}`);
     this.maxWords = maxWords;
-    this.lease = options.runIn === 'thread' ? leaseUseLiteThread() : null;
+    this.borrowed = options.model ?? null;
+    this.lease = !this.borrowed && options.runIn === 'thread' ? leaseUseLiteThread() : null;
     const cacheSize = options.cacheSize ?? 1024;
     if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new MemgateError('bad_request', `use-lite cacheSize must be a non-negative integer, got ${cacheSize}`);
     this.cacheSize = cacheSize;
@@ -105,6 +113,7 @@ export class UseLiteEmbedder implements Embedder {
   }
 
   private load(): Promise<LoadedUseLite> {
+    if (this.borrowed) return Promise.resolve({ model: this.borrowed, loadMs: 0 });
     return this.lease ? this.lease.load() : loadUseLite();
   }
 

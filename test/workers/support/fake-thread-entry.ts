@@ -26,6 +26,7 @@ port.on('message', (m: ToThread) => {
     port.close();
     return;
   }
+  if (m.kind !== 'run') return;
   const { id, scope } = m;
   const marker = join(config.sqlite.path, `crashed-${scope.userId}`);
   if (scope.userId.startsWith('crash-once') && !existsSync(marker)) {
