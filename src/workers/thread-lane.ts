@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { MemgateError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { activeSpanContext } from '../core/tracing.ts';
 import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { EventBus } from '../ports/event-bus.ts';
@@ -136,7 +137,7 @@ class ExtractionThread implements ThreadLane {
     return new Promise<ExtractionReport>((resolve, reject) => {
       this.calls.set(id, { resolve, reject });
       // A copy: the caller's scope may carry more than the three ids (and must stay cloneable).
-      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs };
+      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs, trace: activeSpanContext() };
       if (this.worker) this.worker.postMessage(message);
       else this.backlog.push(message);
     });

@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../core/errors.ts';
+import type { WireSpanContext } from '../core/tracing.ts';
 import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { MemgateEvent } from '../ports/event-bus.ts';
@@ -21,8 +22,11 @@ export interface ThreadLaneData {
 
 /** Gateway → thread. */
 export type ToThread =
-  /** Extract the user's buffered turns (a bus job or an explicit flush: the same run), waiting up to `maxWaitMs` for the user's lock. */
-  | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number }
+  /**
+   * Extract the user's buffered turns (a bus job or an explicit flush: the same run), waiting up to `maxWaitMs` for the user's lock.
+   * `trace`: the span active where the run was asked for (the thread's run span links to it), null when none.
+   */
+  | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number; trace: WireSpanContext | null }
   /** Take no more runs, let the in-flight ones commit, close the runtime, exit. */
   | { kind: 'stop' };
 
