@@ -76,6 +76,7 @@ const BOOTSTRAP = `
 import('node:worker_threads')
   .then(async ({ workerData: d }) => {
     if (d.loader) (await import(d.loader)).register();
+    for (const preload of d.preloads) await import(preload);
     await import(d.entry);
   })
   .catch((err) => process.nextTick(() => { throw err; }));
@@ -126,8 +127,9 @@ class ExtractionThread implements ThreadLane {
     this.log = options.logger.child({ component: 'thread-lane' });
     this.up = new Promise<void>((resolve) => (this.markUp = resolve));
     const entry = (options.entry ?? DEFAULT_ENTRY).href;
-    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry };
-    this.execArgv = threadExecArgv(process.execArgv);
+    const { execArgv, preloads } = threadExecArgv(process.execArgv);
+    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry, preloads };
+    this.execArgv = execArgv;
     this.spawn();
   }
 
@@ -256,13 +258,18 @@ function resolveTsx(): string {
   }
 }
 
-/** The process's Node options (inherited as Node does by default) minus tsx loaders and inline scripts. */
-function threadExecArgv(argv: readonly string[]): string[] {
+/** The process's Node options (inherited as Node does by default) minus tsx loaders and inline scripts; its other `--import`s apart, as preloads. */
+function threadExecArgv(argv: readonly string[]): { execArgv: string[]; preloads: string[] } {
   const kept: string[] = [];
+  const preloads: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (EVAL_FLAG.test(arg) || (LOADER_FLAG.test(arg) && argv[i + 1]?.includes('tsx'))) i++;
+    const next = argv[i + 1];
+    if (EVAL_FLAG.test(arg) || (LOADER_FLAG.test(arg) && next?.includes('tsx'))) i++;
+    // Another `--import`: the bootstrap imports it (an eval worker would not), so it leaves the flags.
+    else if (arg === '--import' && next !== undefined) preloads.push(argv[++i]!);
+    else if (arg.startsWith('--import=') && !arg.includes('tsx')) preloads.push(arg.slice('--import='.length));
     else if (!EVAL_FLAG_WITH_VALUE.test(arg) && !(LOADER_FLAG_WITH_VALUE.test(arg) && arg.includes('tsx'))) kept.push(arg);
   }
-  return kept;
+  return { execArgv: kept, preloads };
 }

@@ -18,6 +18,11 @@ export interface ThreadLaneData {
   loader: string | null;
   /** URL of the thread's entry module. */
   entry: string;
+  /**
+   * The process's own `--import` preloads (a host's OpenTelemetry SDK, say), imported before the entry:
+   * Node 20 does not run them in an `eval` worker. Specifiers as given, resolved from the working directory.
+   */
+  preloads: string[];
 }
 
 /** Gateway → thread. */
