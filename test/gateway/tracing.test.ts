@@ -123,10 +123,6 @@ describe('spans of a call (the observed service, every edge)', () => {
     for (const stage of stages) expect(stage.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
     const plan = stages[1]!;
     for (const name of ['memgate.extraction.facts', 'memgate.extraction.compress']) expect(only(name).parentSpanContext?.spanId).toBe(plan.spanContext().spanId);
-    // Stages in order: read ends before plan starts, plan before commit.
-    const t = (hr: [number, number]) => hr[0] * 1e9 + hr[1];
-    expect(t(stages[0]!.endTime)).toBeLessThanOrEqual(t(stages[1]!.startTime));
-    expect(t(stages[1]!.endTime)).toBeLessThanOrEqual(t(stages[2]!.startTime));
   });
 });
 
