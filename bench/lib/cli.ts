@@ -22,7 +22,7 @@ export const USAGE = `npm run bench [-- flags]
 
   (no flags)           quick profile: a few minutes on 2 cores
   --full               long windows, 5,000 calls, production stack, mem0 peer
-  --only a,b           run only these suites: append, append-extraction, start, search, extraction, scenarios, integrations, dashboard, locomo, dropped-call, production, peer, vectors, cluster
+  --only a,b           run only these suites: append, append-tracing, append-extraction, start, search, extraction, scenarios, integrations, dashboard, locomo, dropped-call, production, peer, vectors, cluster
   --skip a,b           leave these suites out
   --peers              add the mem0 peer comparison (npm-installs bench/peers/mem0 on first use)
   --production         add the production-stack rows (needs redis-server and nats-server on PATH)

@@ -18,6 +18,8 @@ export interface MemgateOptions {
   env?: Record<string, string>;
   /** An existing SQLite file to serve (pre-seeded users); default: a fresh one in `dataDir`. */
   sqlitePath?: string;
+  /** A module `--import`ed before memgate (a host's OpenTelemetry SDK, bench/tracing/otel-sdk.mjs). */
+  preload?: string;
 }
 
 /**
@@ -35,7 +37,7 @@ export async function startMemgate(dataDir: string, opts: MemgateOptions = {}): 
   const server = await spawnServer({
     name: 'memgate',
     command: process.execPath,
-    args: tsxArgs('src/app/main.ts', args),
+    args: [...(opts.preload ? ['--import', opts.preload] : []), ...tsxArgs('src/app/main.ts', args)],
     env: { MEMGATE_SQLITE_PATH: opts.sqlitePath ?? join(dataDir, 'memgate.db'), MEMGATE_LOG_LEVEL: 'warn', ...opts.env },
   });
   const url = `http://${server.host}:${server.port}`;

@@ -1,5 +1,6 @@
 import type { Suite } from '../lib/suite.ts';
 import { appendSuite } from './append.ts';
+import { appendTracingSuite } from './append-tracing.ts';
 import { appendUnderExtractionSuite } from './append-under-extraction.ts';
 import { clusterSuite } from './cluster.ts';
 import { dashboardSuite } from './dashboard.ts';
@@ -18,6 +19,7 @@ import { vectorEngineSuite } from './vector-engine.ts';
 /** Every suite, in the order a run executes them. */
 export const SUITES: Suite[] = [
   appendSuite,
+  appendTracingSuite,
   appendUnderExtractionSuite,
   startSuite,
   searchSuite,

@@ -1,5 +1,7 @@
 import { parentPort, threadId, workerData } from 'node:worker_threads';
+import { context } from '@opentelemetry/api';
 import { toMemgateError } from '../core/errors.ts';
+import { contextFrom } from '../core/tracing.ts';
 import { createLogger } from '../core/logger.ts';
 import { systemClock } from '../core/clock.ts';
 import { extractionDeps, runExtractionWhenFree } from '../pipeline/extraction-job.ts';
@@ -52,15 +54,18 @@ port.on('message', (message: ToThread) => {
     lent?.settle(message);
     return;
   }
-  const { id, scope, maxWaitMs, mode } = message;
+  const { id, scope, maxWaitMs, mode, trace } = message;
   if (stopping) {
     post({ kind: 'failed', id, error: { code: 'unavailable', message: 'extraction thread is stopping', retryable: true } });
     return;
   }
-  const run = runExtractionWhenFree(deps, scope, maxWaitMs, mode).then(
-    (report) => post({ kind: 'done', id, report, threadId }),
-    (err: unknown) => post({ kind: 'failed', id, error: wireError(err) }),
-  );
+  // Under the asking span's context, so the run's span links to it (spans here need the host's SDK registered in this thread too).
+  const run = context
+    .with(contextFrom(trace), () => runExtractionWhenFree(deps, scope, maxWaitMs, mode))
+    .then(
+      (report) => post({ kind: 'done', id, report, threadId }),
+      (err: unknown) => post({ kind: 'failed', id, error: wireError(err) }),
+    );
   inFlight.add(run);
   void run.finally(() => inFlight.delete(run));
 });

@@ -11,6 +11,7 @@ import { handleVapi } from './vapi-route.ts';
 import { serveDashboard } from './dashboard-assets.ts';
 import { estimateTokens } from '../core/tokens.ts';
 import type { AckReply } from '../service/api.ts';
+import { inContext, requestContext } from './trace-context.ts';
 
 /** What a route handler gets: the caller's tenant, decoded path parameters, named query values, the JSON body. */
 interface RouteInput {
@@ -46,6 +47,8 @@ function jsonRoute(ctx: GatewayContext, spec: RouteSpec, fn: RouteFn): (res: Htt
       const params = pathParams(req, spec.params);
       const query: Record<string, string> = {};
       for (const k of spec.query ?? []) query[k] = req.getQuery(k) ?? '';
+      // A `traceparent` header makes the route's spans children of the caller's (no-op without a propagator).
+      const parent = requestContext(req);
       const body = spec.body ? readJson(call, req, ctx.limits.maxPayloadBytes) : Promise.resolve(undefined);
       ctx.inflight.enter();
       body
@@ -53,7 +56,7 @@ function jsonRoute(ctx: GatewayContext, spec: RouteSpec, fn: RouteFn): (res: Htt
           // The handler runs inside a promise so that a synchronous throw (a bad path id) is answered, never escapes.
           (b) =>
             Promise.resolve()
-              .then(() => fn({ tenantId, params, query, body: b }))
+              .then(() => inContext(parent, () => fn({ tenantId, params, query, body: b })))
               .then(
                 (out) => (out instanceof RawJson ? reply(ctx, call, 200, 'application/json', out.bytes) : replyJson(ctx, call, 200, out)),
                 (err: unknown) => replyError(ctx, call, err),

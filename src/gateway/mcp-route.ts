@@ -6,6 +6,7 @@ import { createMemgateMcpServer } from '../mcp/tools.ts';
 import type { GatewayContext } from './context.ts';
 import { statusLine } from './error-map.ts';
 import { authorize, beginCall, readBody, replyError, type HttpCall } from './http-io.ts';
+import { inContext, requestContext } from './trace-context.ts';
 
 /** The `/mcp` endpoint once mounted: `close` ends open MCP exchanges (listen streams) at shutdown. */
 export interface McpRoute {
@@ -34,6 +35,7 @@ export function registerMcpRoute(app: TemplatedApp, ctx: GatewayContext): McpRou
       const headers = new Headers();
       req.forEach((k, v) => headers.append(k, v));
       const query = req.getQuery();
+      const parent = requestContext(req);
       const url = `http://${headers.get('host') || 'localhost'}/mcp${query ? `?${query}` : ''}`;
       const body = method === 'POST' ? readBody(call, req, ctx.limits.maxPayloadBytes) : Promise.resolve(undefined);
       ctx.inflight.enter();
@@ -52,7 +54,7 @@ export function registerMcpRoute(app: TemplatedApp, ctx: GatewayContext): McpRou
         .then(
           async (bytes) => {
             const request = new Request(url, { method, headers, body: bytes, signal: abort.signal });
-            const response = await handler.fetch(request, { authInfo: { token: '', clientId: tenantId, scopes: [], extra: { tenantId } } });
+            const response = await inContext(parent, () => handler.fetch(request, { authInfo: { token: '', clientId: tenantId, scopes: [], extra: { tenantId } } }));
             leave();
             await pipeResponse(ctx, call, response, abort.signal);
           },

@@ -1,3 +1,4 @@
+import { ROOT_CONTEXT, type Context } from '@opentelemetry/api';
 import type { WebSocket } from 'uWebSockets.js';
 import type { Scope } from '../core/types.ts';
 import { encodeFrame } from './codec.ts';
@@ -5,6 +6,7 @@ import type { GatewayContext } from './context.ts';
 import { toEdgeError } from '../core/edge-error.ts';
 import type { Subscriptions } from './events.ts';
 import type { RequestId } from './frames.ts';
+import { inContext } from './trace-context.ts';
 
 /** Per-connection state: one connection carries one call (docs/protocol.md). */
 export interface Connection {
@@ -28,6 +30,8 @@ export interface Connection {
   congested: boolean;
   /** Live-event subscriptions by client topic (docs/protocol.md, Live events). */
   readonly subs: Subscriptions;
+  /** Trace context of the upgrade request (its `traceparent`): the parent of this connection's spans; root when none. */
+  readonly trace: Context;
 }
 
 /** A WebSocket carrying a Connection. */
@@ -56,7 +60,7 @@ export function sendError(ctx: GatewayContext, ws: Socket, c: Connection, isBina
  */
 export function afterBarrier(ctx: GatewayContext, c: Connection, task: () => void | Promise<void>, isBarrier: boolean): void {
   ctx.inflight.enter();
-  const run = (c.barrier ?? Promise.resolve()).then(task).catch((err: unknown) => ctx.logger.error('ws task failed', { err }));
+  const run = (c.barrier ?? Promise.resolve()).then(() => inContext(c.trace, task)).catch((err: unknown) => ctx.logger.error('ws task failed', { err }));
   const p = run.finally(() => {
     ctx.inflight.leave();
     if (c.barrier === p) c.barrier = null;
@@ -65,6 +69,6 @@ export function afterBarrier(ctx: GatewayContext, c: Connection, task: () => voi
 }
 
 /** Fresh state for an authenticated upgrade. */
-export function newConnection(tenantId: string): Connection {
-  return { tenantId, scope: null, sessionId: null, generation: 0, ended: null, seq: 0, binary: false, closed: false, barrier: null, congested: false, subs: new Map() };
+export function newConnection(tenantId: string, trace: Context = ROOT_CONTEXT): Connection {
+  return { tenantId, scope: null, sessionId: null, generation: 0, ended: null, seq: 0, binary: false, closed: false, barrier: null, congested: false, subs: new Map(), trace };
 }

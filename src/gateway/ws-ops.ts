@@ -1,3 +1,4 @@
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { MemgateError } from '../core/errors.ts';
 import type { Scope, TurnInput } from '../core/types.ts';
 import type { AckReply } from '../service/api.ts';
@@ -36,7 +37,8 @@ function appendNow(ctx: GatewayContext, ws: Socket, c: Connection, input: TurnIn
   }
   let result: AckReply | Promise<AckReply>;
   try {
-    result = ctx.service.appendTurn(scope, sessionId, input);
+    // Under the upgrade's trace context when it named one; otherwise a plain call (the hot path).
+    result = c.trace === ROOT_CONTEXT ? ctx.service.appendTurn(scope, sessionId, input) : context.with(c.trace, ctx.service.appendTurn, undefined, scope, sessionId, input);
   } catch (err) {
     return cork(ws, c, deferred, () => sendError(ctx, ws, c, isBinary, id, err));
   }

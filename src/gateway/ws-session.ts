@@ -5,6 +5,7 @@ import { assertValidStrings, decodeFrame, encodeFrame, type Frame } from './code
 import type { GatewayContext } from './context.ts';
 import { readId, type RequestId } from './frames.ts';
 import { newConnection, send, sendError, type Connection, type Socket } from './ws-connection.ts';
+import { requestContext } from './trace-context.ts';
 import { handleAppend, handleEnd, handleSearch, handleStart, handleSubscribe, handleUnsubscribe } from './ws-ops.ts';
 
 /** The `/v1/ws` behaviour: auth at upgrade, then one frame → one reply. */
@@ -83,7 +84,8 @@ function upgrade(ctx: GatewayContext, res: HttpResponse, req: HttpRequest, conte
     ctx.metrics.errors.inc('unauthorized');
     return void json('401 Unauthorized', 'unauthorized', 'a valid API key is required (Authorization: Bearer KEY or ?token=KEY)');
   }
-  res.upgrade(newConnection(tenantId), req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+  // The upgrade's `traceparent` is the parent of every span of this connection's call.
+  res.upgrade(newConnection(tenantId, requestContext(req)), req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
 }
 
 /** The largest frame uWS reads in order to refuse it with 1009: 8× the limit, at least 1 MiB, at most 16 MiB. */

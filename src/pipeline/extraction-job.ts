@@ -3,6 +3,7 @@ import { iso } from '../core/clock.ts';
 import { MemgateError } from '../core/errors.ts';
 import { stableHash } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
+import { inRootSpan, inSpan, scopeAttributes } from '../core/tracing.ts';
 import type { ExtractionSchema } from '../core/extraction-schema.ts';
 import type { Acu, FactValue, HotDocument, Scope, Turn } from '../core/types.ts';
 import type { Config, MemoryConfig } from '../config/config-schema.ts';
@@ -89,7 +90,15 @@ export async function runExtraction(deps: ExtractionDeps, scope: Scope, mode: Se
 async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Promise<boolean>, mode: SemanticMode): Promise<ExtractionReport> {
   const started = deps.clock.now();
   const t0 = performance.now();
-  const read = await readStage(deps, scope, stillHeld, started);
+  // One span per stage (children of the run's `memgate.extraction`); no-ops without an SDK.
+  const read = await inSpan('memgate.extraction.read', {}, async (span) => {
+    const outcome = await readStage(deps, scope, stillHeld, started);
+    if (span.isRecording())
+      span.setAttributes(
+        'report' in outcome ? { 'memgate.extraction.skipped': outcome.report.skipped ?? '' } : { 'memgate.extraction.turns': outcome.turns.length, 'memgate.extraction.turns_left': outcome.left },
+      );
+    return outcome;
+  });
   const t1 = performance.now();
   if ('report' in read) {
     // No turns to read, but ACUs waiting for the full embedder: re-embed them now if the lane can.
@@ -97,9 +106,9 @@ async function runLocked(deps: ExtractionDeps, scope: Scope, stillHeld: () => Pr
     if (read.doc && upgradeCount(mode, waiting, deps.deferral) > 0) return upgradeOnly(deps, scope, read.doc, mode, stillHeld, started, ms(t1 - t0));
     return { ...read.report, acusAwaitingEncoder: waiting, stageMs: { read: ms(t1 - t0), plan: 0, commit: 0 } };
   }
-  const plan = await planStage(deps, scope, read, started, mode);
+  const plan = await inSpan('memgate.extraction.plan', {}, () => planStage(deps, scope, read, started, mode));
   const t2 = performance.now();
-  return commitStage(deps, scope, read, plan, stillHeld, started, { read: ms(t1 - t0), plan: ms(t2 - t1) });
+  return inSpan('memgate.extraction.commit', {}, () => commitStage(deps, scope, read, plan, stillHeld, started, { read: ms(t1 - t0), plan: ms(t2 - t1) }));
 }
 
 /** What the read stage chose: the run's turns, or a report of why there is nothing to run (with the hot document it read, if it got that far). */
@@ -161,16 +170,23 @@ async function planStage(deps: ExtractionDeps, scope: Scope, input: RunInput, st
   ports.events.publish({ type: 'extraction.started', ...scopeFields(scope), at: started, data: { turns: turns.length, window: window.length, kept: kept.length, left: input.left } });
 
   const knownProfile: Record<string, FactValue> = Object.fromEntries(Object.entries(doc.profile).map(([k, v]) => [k, v.value]));
-  const stage1 = (async (): Promise<ResolvedFact[]> => {
+  // Facts (the extractor, an LLM call when one is configured) and compression run side by side: a span each.
+  const stage1 = inSpan('memgate.extraction.facts', { 'memgate.extraction.turns': turns.length }, async (span): Promise<ResolvedFact[]> => {
     const extracted = await ports.extractor.extract({ schema, turns, knownProfile, now: started });
-    return resolveFacts(extracted, schema, turns, { lowAsrConfidence: memory.lowAsrConfidence });
-  })();
-  const stage3 = compressWindow(ports, scope, window, {
-    segmentTurns: memory.segmentTurns,
-    dedupThreshold: memory.dedupThreshold,
-    now: started,
-    knownProfile,
-    lexical: indexesLexically(mode, ports.embedder),
+    const resolved = resolveFacts(extracted, schema, turns, { lowAsrConfidence: memory.lowAsrConfidence });
+    if (span.isRecording()) span.setAttribute('memgate.extraction.facts', resolved.length);
+    return resolved;
+  });
+  const stage3 = inSpan('memgate.extraction.compress', { 'memgate.extraction.window': window.length }, async (span) => {
+    const out = await compressWindow(ports, scope, window, {
+      segmentTurns: memory.segmentTurns,
+      dedupThreshold: memory.dedupThreshold,
+      now: started,
+      knownProfile,
+      lexical: indexesLexically(mode, ports.embedder),
+    });
+    if (span.isRecording()) span.setAttribute('memgate.extraction.acus', out.acus.length);
+    return out;
   });
   const deferred = doc.deferredAcus ?? [];
   const upgrade = upgradeDeferred(ports.embedder, deferred, upgradeCount(mode, deferred.length, deps.deferral));
@@ -353,13 +369,35 @@ export function committedWindowLeftovers(buffered: readonly Turn[], recent: read
  * so skipping would strand them until the next trigger; waiting is cheap.
  */
 export async function runExtractionWhenFree(deps: ExtractionDeps, scope: Scope, maxWaitMs: number, mode: SemanticMode = 'now'): Promise<ExtractionReport> {
-  const deadline = Date.now() + maxWaitMs;
-  for (;;) {
-    const report = await runExtraction(deps, scope, mode);
-    if (report.skipped !== 'locked') return report;
-    if (Date.now() > deadline) throw new MemgateError('unavailable', `another extraction of this user still held its lock after ${maxWaitMs} ms; try again`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  // Its own trace (a run outlives the append or flush that asked for it), linked to that span when there is one.
+  return inRootSpan('memgate.extraction', { ...scopeAttributes(scope), 'gen_ai.operation.name': 'update_memory' }, async (span) => {
+    const deadline = Date.now() + maxWaitMs;
+    for (let waits = 0; ; waits++) {
+      const report = await runExtraction(deps, scope, mode);
+      if (report.skipped !== 'locked') {
+        if (span.isRecording()) span.setAttributes({ ...reportAttributes(report), 'memgate.extraction.lock_waits': waits });
+        return report;
+      }
+      if (Date.now() > deadline) throw new MemgateError('unavailable', `another extraction of this user still held its lock after ${maxWaitMs} ms; try again`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  });
+}
+
+/** What a run did, as span attributes (counts and versions; never user content). */
+function reportAttributes(report: ExtractionReport): Record<string, string | number | boolean> {
+  return {
+    'memgate.extraction.ran': report.ran,
+    ...(report.skipped === undefined ? {} : { 'memgate.extraction.skipped': report.skipped }),
+    'memgate.extraction.turns': report.turnsRead,
+    'memgate.extraction.facts': report.factsExtracted,
+    'memgate.extraction.acus': report.acusIndexed,
+    'memgate.extraction.acus_deferred': report.acusDeferred,
+    'memgate.extraction.acus_upgraded': report.acusUpgraded,
+    'memgate.extraction.entities_superseded': report.entitiesSuperseded,
+    'memgate.extraction.turns_left': report.turnsLeft,
+    'memgate.memory.version': report.version,
+  };
 }
 
 function scopeFields(scope: Scope): { tenantId: string; agentId: string; userId: string } {

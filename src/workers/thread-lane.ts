@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { MemgateError, toMemgateError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { activeSpanContext } from '../core/tracing.ts';
 import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { EventBus } from '../ports/event-bus.ts';
@@ -87,6 +88,7 @@ const BOOTSTRAP = `
 import('node:worker_threads')
   .then(async ({ workerData: d }) => {
     if (d.loader) (await import(d.loader)).register();
+    for (const preload of d.preloads) await import(preload);
     await import(d.entry);
   })
   .catch((err) => process.nextTick(() => { throw err; }));
@@ -137,8 +139,9 @@ class ExtractionThread implements ThreadLane {
     this.log = options.logger.child({ component: 'thread-lane' });
     this.up = new Promise<void>((resolve) => (this.markUp = resolve));
     const entry = (options.entry ?? DEFAULT_ENTRY).href;
-    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry, encoderLent: options.encode !== undefined };
-    this.execArgv = threadExecArgv(process.execArgv);
+    const { execArgv, preloads } = threadExecArgv(process.execArgv);
+    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry, preloads, encoderLent: options.encode !== undefined };
+    this.execArgv = execArgv;
     this.spawn();
   }
 
@@ -148,7 +151,7 @@ class ExtractionThread implements ThreadLane {
     return new Promise<ExtractionReport>((resolve, reject) => {
       this.calls.set(id, { resolve, reject });
       // A copy: the caller's scope may carry more than the three ids (and must stay cloneable).
-      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs, mode };
+      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs, mode, trace: activeSpanContext() };
       if (this.worker) this.worker.postMessage(message);
       else this.backlog.push(message);
     });
@@ -287,13 +290,18 @@ function resolveTsx(): string {
   }
 }
 
-/** The process's Node options (inherited as Node does by default) minus tsx loaders and inline scripts. */
-function threadExecArgv(argv: readonly string[]): string[] {
+/** The process's Node options (inherited as Node does by default) minus tsx loaders and inline scripts; its other `--import`s apart, as preloads. */
+function threadExecArgv(argv: readonly string[]): { execArgv: string[]; preloads: string[] } {
   const kept: string[] = [];
+  const preloads: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (EVAL_FLAG.test(arg) || (LOADER_FLAG.test(arg) && argv[i + 1]?.includes('tsx'))) i++;
+    const next = argv[i + 1];
+    if (EVAL_FLAG.test(arg) || (LOADER_FLAG.test(arg) && next?.includes('tsx'))) i++;
+    // Another `--import`: the bootstrap imports it (an eval worker would not), so it leaves the flags.
+    else if (arg === '--import' && next !== undefined) preloads.push(argv[++i]!);
+    else if (arg.startsWith('--import=') && !arg.includes('tsx')) preloads.push(arg.slice('--import='.length));
     else if (!EVAL_FLAG_WITH_VALUE.test(arg) && !(LOADER_FLAG_WITH_VALUE.test(arg) && arg.includes('tsx'))) kept.push(arg);
   }
-  return kept;
+  return { execArgv: kept, preloads };
 }

@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../core/errors.ts';
+import type { WireSpanContext } from '../core/tracing.ts';
 import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { MemgateEvent } from '../ports/event-bus.ts';
@@ -20,12 +21,20 @@ export interface ThreadLaneData {
   entry: string;
   /** The gateway lends its sentence encoder (`encode` messages): the thread loads no model of its own. */
   encoderLent: boolean;
+  /**
+   * The process's own `--import` preloads (a host's OpenTelemetry SDK, say), imported before the entry:
+   * Node 20 does not run them in an `eval` worker. Specifiers as given, resolved from the working directory.
+   */
+  preloads: string[];
 }
 
 /** Gateway → thread. */
 export type ToThread =
-  /** Extract the user's buffered turns (a bus job or an explicit flush: the same run), waiting up to `maxWaitMs` for the user's lock. */
-  | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number; mode: SemanticMode }
+  /**
+   * Extract the user's buffered turns (a bus job or an explicit flush: the same run), waiting up to `maxWaitMs` for the user's lock.
+   * `trace`: the span active where the run was asked for (the thread's run span links to it), null when none.
+   */
+  | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number; mode: SemanticMode; trace: WireSpanContext | null }
   /** Take no more runs, let the in-flight ones commit, close the runtime, exit. */
   | { kind: 'stop' }
   /** The answer to an `encode`: one raw vector per text, in order, or why there is none. */

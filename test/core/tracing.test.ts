@@ -1,14 +1,24 @@
-import { SpanStatusCode } from '@opentelemetry/api';
+import { context, INVALID_SPAN_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemgateError } from '../../src/core/errors.ts';
 import { createLogger } from '../../src/core/logger.ts';
-import { inSpan, scopeAttributes, traceFields } from '../../src/core/tracing.ts';
+import { activeSpanContext, contextFrom, inRootSpan, inSpan, scopeAttributes, startCallSpan, traceFields, withSpan } from '../../src/core/tracing.ts';
 import { registerInMemoryTracing } from '../support/tracing.ts';
 
 describe('tracing without an SDK', () => {
   it('runs the work and records nothing; log lines carry no trace ids', async () => {
     expect(await inSpan('memgate.test', {}, async (span) => (span.isRecording() ? 'recording' : 'no-op'))).toBe('no-op');
     expect(traceFields()).toBeUndefined();
+  });
+
+  it("a call span is the API's non-recording one, never made active: the work runs as a plain synchronous call", () => {
+    const span = startCallSpan('memgate.append', 'create_memory', { tenantId: 't', agentId: 'a', userId: 'u' }, 's');
+    expect(span.isRecording()).toBe(false);
+    expect(span.spanContext()).toBe(INVALID_SPAN_CONTEXT);
+    const active = context.active();
+    const out = withSpan(span, (x: number) => (context.active() === active ? x * 2 : -1), undefined, 21);
+    expect(out).toBe(42);
+    expect(activeSpanContext()).toBeNull();
   });
 });
 
@@ -46,5 +56,22 @@ describe('tracing with a host SDK (in-memory exporter)', () => {
     const [span] = otel.spans();
     expect(span!.status.code).toBe(SpanStatusCode.ERROR);
     expect(span!.attributes['error.type']).toBe('not_started');
+  });
+
+  it('background work gets its own trace, linked to the span that asked for it, across a thread boundary as plain data', async () => {
+    otel.reset();
+    let wire: ReturnType<typeof activeSpanContext> = null;
+    await inSpan('memgate.flush', {}, async () => {
+      wire = activeSpanContext();
+    });
+    const [asker] = otel.spans();
+    expect(wire).toEqual({ traceId: asker!.spanContext().traceId, spanId: asker!.spanContext().spanId, traceFlags: 1 });
+    // The other thread: the wire context made active, then the run.
+    await context.with(contextFrom(wire), () => inRootSpan('memgate.extraction', { 'gen_ai.operation.name': 'update_memory' }, async () => trace.getActiveSpan()));
+    const run = otel.spans()[1]!;
+    expect(run.name).toBe('memgate.extraction');
+    expect(run.parentSpanContext).toBeUndefined();
+    expect(run.spanContext().traceId).not.toBe(asker!.spanContext().traceId);
+    expect(run.links.map((l) => l.context.spanId)).toEqual([asker!.spanContext().spanId]);
   });
 });

@@ -27,10 +27,10 @@ export class WsTester {
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   }
 
-  /** Connect to `url` (with an optional bearer header); rejects with the HTTP status on a refused upgrade. */
-  static open(url: string, token?: string): Promise<WsTester> {
+  /** Connect to `url` (with an optional bearer header and more upgrade headers); rejects with the HTTP status on a refused upgrade. */
+  static open(url: string, token?: string, headers: Record<string, string> = {}): Promise<WsTester> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, skipUTF8Validation: true });
+      const ws = new WebSocket(url, { headers: token ? { ...headers, authorization: `Bearer ${token}` } : headers, skipUTF8Validation: true });
       ws.once('open', () => resolve(new WsTester(ws)));
       ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
       ws.once('error', reject);

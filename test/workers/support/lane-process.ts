@@ -5,6 +5,7 @@
  * process alive and the spawning test sees it. Usage: lane-process.ts DB_PATH
  */
 import { threadId } from 'node:worker_threads';
+import { trace } from '@opentelemetry/api';
 import { testConfig } from '../../support/config.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import { createRuntime } from '../../../src/app/wiring.ts';
@@ -26,7 +27,14 @@ for (const text of [
 ]) {
   await runtime.service.appendTurn(scope, sessionId, { role: 'user', text });
 }
-const report = await runtime.service.flush(scope);
+// In a span of its own: with a host SDK preloaded (thread-tracing.test.ts) the thread's run links to it; a no-op otherwise.
+const report = await trace.getTracer('lane-process').startActiveSpan('lane-process.flush', async (span) => {
+  try {
+    return await runtime.service.flush(scope);
+  } finally {
+    span.end();
+  }
+});
 const stats = runtime.extractionThread();
 await runtime.close();
 process.stdout.write(JSON.stringify({ mainThreadId: threadId, ran: report.ran, turnsRead: report.turnsRead, stats }) + '\n');
