@@ -9,6 +9,7 @@ import { pyRound3, scoreQuestion } from '../locomo/f1.ts';
 import { CategoryMeans, evidenceRecall } from '../locomo/recall.ts';
 import { streamConversation, type RoleMode } from '../locomo/stream.ts';
 import { postJson, putJson, startMemgate } from '../lib/memgate.ts';
+import { cpuSeconds } from '../lib/processes.ts';
 import { say, startProgress } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';
 import { round3, summarizeMs } from '../lib/stats.ts';
@@ -78,6 +79,8 @@ export const locomoSuite: Suite = {
       const memgate = await startMemgate(join(ctx.tmpDir, `locomo-${run.embedder}`), run.config ? { config: run.config } : {});
       const appendMs: number[] = [];
       let streamS = 0;
+      let streamCpuS: number | null = 0;
+      let turns = 0;
       let peakRssMiB: number | null;
       if (runs.length > 1) say(`  embedder ${run.embedder}${run.main ? ' (main run)' : ''}`);
       try {
@@ -87,8 +90,12 @@ export const locomoSuite: Suite = {
           let done = 0;
           const progress = startProgress(`${sample.sample_id} streaming (${run.embedder})`, () => `${done}/${sessions.length} sessions`);
           const t0 = performance.now();
+          const cpu0 = await cpuSeconds(memgate.pid);
           const stream = await streamConversation(memgate.url, memgate.wsUrl, agentId, sample, ROLES, (k) => (done = k));
           const s = (performance.now() - t0) / 1000;
+          const cpu1 = await cpuSeconds(memgate.pid);
+          streamCpuS = streamCpuS === null || cpu0 === null || cpu1 === null ? null : streamCpuS + (cpu1 - cpu0);
+          turns += stream.turns;
           streamS += s;
           appendMs.push(...stream.appendMs);
           progress.stop(`${sample.sample_id}: ${stream.turns} turns in ${stream.sessions} sessions streamed and flushed in ${s.toFixed(1)} s (${run.embedder})`);
@@ -102,7 +109,8 @@ export const locomoSuite: Suite = {
       } finally {
         await memgate.stop();
       }
-      byEmbedder.push({ embedder: run.embedder, recall5: a.recall.mem5, recall10: a.recall.mem10, searchMs: a.searchMs, appendMs, streamS, peakRssMiB });
+      const cpuPerTurnMs = streamCpuS === null || turns === 0 ? null : round3((streamCpuS * 1000) / turns);
+      byEmbedder.push({ embedder: run.embedder, recall5: a.recall.mem5, recall10: a.recall.mem10, searchMs: a.searchMs, appendMs, streamS, cpuPerTurnMs, peakRssMiB });
     }
     details['perConversation'] = perConversation;
     details['cost'] = cost;
@@ -259,6 +267,8 @@ interface EmbedderRun {
   appendMs: number[];
   /** Streaming, extraction and flushes of every conversation. */
   streamS: number;
+  /** The gateway process's CPU (every thread) over that, per turn streamed. */
+  cpuPerTurnMs: number | null;
   peakRssMiB: number | null;
 }
 
@@ -324,6 +334,8 @@ function embedderFigures(
     figures.push(
       figure({ bench, metric: 'stream + extract + flush, all conversations', value: round3(r.streamS), unit: 's', baseline: { label: embedderLabel(main.embedder), value: round3(main.streamS) } }),
     );
+    if (r.cpuPerTurnMs !== null)
+      figures.push(figure({ bench, metric: 'gateway CPU per turn (stream + extract + flush)', value: r.cpuPerTurnMs, unit: 'ms', baseline: { label: embedderLabel(main.embedder), value: main.cpuPerTurnMs ?? 0 } }));
     if (r.peakRssMiB !== null)
       figures.push(figure({ bench, metric: 'gateway peak RSS', value: r.peakRssMiB, unit: 'MiB', baseline: { label: embedderLabel(main.embedder), value: main.peakRssMiB ?? 0 } }));
   }

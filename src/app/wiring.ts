@@ -11,6 +11,7 @@ import { MemoryService } from '../service/memory-service.ts';
 import { startExtractionWorker } from '../workers/extraction-worker.ts';
 import { startThreadLane, type ThreadLane, type ThreadLaneOptions, type ThreadLaneStats } from '../workers/thread-lane.ts';
 import type { UseLiteModel } from '../adapters/use-lite/index.ts';
+import { encoderView } from '../text/encoder-view.ts';
 
 /** A wired memgate: the service, its ports, and the lifecycle of both. */
 export interface Runtime {
@@ -157,7 +158,7 @@ async function buildEmbedder(config: Config, logger: Logger, closers: Array<() =
   const share = config.embeddings.fusedSemanticShare;
   return new FusedEmbedder([
     { embedder: new offline.OfflineEmbedder(), weight: 1 - share },
-    { embedder: useLite, weight: share, costly: true },
+    { embedder: useLite, weight: share, costly: true, view: encoderView },
   ]);
 }
 

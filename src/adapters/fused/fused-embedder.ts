@@ -8,6 +8,8 @@ export interface FusedPart {
   weight: number;
   /** A model that costs far more than the rest (the sentence encoder): left out of `embedLexical`. */
   costly?: boolean;
+  /** What this part reads of each text (default: all of it), e.g. the encoder without dates and role tags. */
+  view?: (text: string) => string;
 }
 
 /**
@@ -45,7 +47,7 @@ export class FusedEmbedder implements Embedder {
 
   /** The parts run concurrently; one fused unit vector per text, in order. */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    const perPart = await Promise.all(this.parts.map((p) => p.embedder.embed(texts)));
+    const perPart = await Promise.all(this.parts.map((p) => p.embedder.embed(p.view ? texts.map(p.view) : texts)));
     return texts.map((_, i) => this.fuse(perPart.map((vs) => vs[i]!)));
   }
 
@@ -59,7 +61,7 @@ export class FusedEmbedder implements Embedder {
     const scales = this.lexicalScales;
     if (!scales) return undefined;
     return async (texts) => {
-      const perPart = await Promise.all(this.parts.map((p) => (p.costly ? null : p.embedder.embed(texts))));
+      const perPart = await Promise.all(this.parts.map((p) => (p.costly ? null : p.embedder.embed(p.view ? texts.map(p.view) : texts))));
       const zero = (j: number) => new Float32Array(this.parts[j]!.embedder.dimensions);
       return texts.map((_, i) =>
         this.combine(
