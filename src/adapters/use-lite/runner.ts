@@ -64,6 +64,9 @@ const groupsOf = (lengths) => {
 };
 return embeddings.initModel(weights.modelSource).then((model) => {
   const graph = model.model;
+  // The loaded graph keeps its artifacts' weight bytes (27 MB) only to save the model again;
+  // the weights live in the backend once loaded, so the copy is dropped (vectors unchanged).
+  if (graph.artifacts && graph.artifacts.weightData) graph.artifacts.weightData = undefined;
   const tokenizer = model.tokenizer;
   const nodes = (graph.executor && graph.executor.graph && graph.executor.graph.nodes) || {};
   const limit = graph.executor && graph.executor.weightMap[LIMIT];
