@@ -20,9 +20,9 @@ export function observeCalls(service: MemoryApi, metrics: GatewayMetrics, outbox
       outbox.push(scopeEvent('session.started', scope, reply.sessionId, reply.reopened ? { reopened: true } : {}));
       return reply;
     },
-    async startSessionEncoded(scope, sessionId) {
+    async startSessionEncoded(scope, sessionId, options) {
       const t0 = performance.now();
-      const started = await service.startSessionEncoded(scope, sessionId);
+      const started = await service.startSessionEncoded(scope, sessionId, options);
       metrics.start.observe(performance.now() - t0);
       outbox.push(scopeEvent('session.started', scope, started.sessionId, started.reopened ? { reopened: true } : {}));
       return started;
