@@ -32,6 +32,7 @@ export class CallSweeper {
   private renewTimer: NodeJS.Timeout | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
   private stopped = false;
   private leaseWarned = false;
 
@@ -53,11 +54,18 @@ export class CallSweeper {
     void this.sweep();
   }
 
-  /** One sweep (a sweep already running is waited for instead): ends every call due now. */
+  /** One sweep that starts now or, while one runs, right after it (at most one waits): ends every call due. */
   sweep(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.sweeping ??= this.sweepNow().finally(() => (this.sweeping = null));
-    return this.sweeping;
+    if (this.sweeping === null) {
+      this.sweeping = this.sweepNow().finally(() => (this.sweeping = null));
+      return this.sweeping;
+    }
+    this.queued ??= this.sweeping.then(() => {
+      this.queued = null;
+      return this.sweep();
+    });
+    return this.queued;
   }
 
   /** Stop renewing and sweeping (the lease then runs out by itself: this gateway's calls were ended or dropped by its shutdown). */
@@ -65,6 +73,7 @@ export class CallSweeper {
     this.stopped = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await this.queued;
     await this.sweeping;
   }
 

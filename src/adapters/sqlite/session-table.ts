@@ -27,6 +27,7 @@ export class SqliteSessionTable {
   private readonly lease;
   private readonly due;
   private readonly dropLeases;
+  private readonly lapsed;
 
   constructor(db: Database) {
     migrate(db);
@@ -53,6 +54,7 @@ export class SqliteSessionTable {
        WHERE s.holder IS NOT NULL AND s.ended_at IS NULL AND s.due_at IS NULL AND (l.until IS NULL OR l.until <= ?)
        LIMIT ?`,
     );
+    this.lapsed = db.prepare<[number], { one: number }>('SELECT 1 AS one FROM tb_leases WHERE until <= ? LIMIT 1');
     this.dropLeases = db.prepare('DELETE FROM tb_leases WHERE until <= ? AND NOT EXISTS (SELECT 1 FROM tb_sessions s WHERE s.holder = tb_leases.holder AND s.ended_at IS NULL)');
   }
 
@@ -93,7 +95,8 @@ export class SqliteSessionTable {
 
   /** Live sessions due to end (see TurnBuffer.dueSessions); forgets the leases of gone gateways that hold nothing. */
   dueSessions(now: number, graceMs: number, limit: number): SessionRecord[] {
-    this.dropLeases.run(now - graceMs);
+    // Read first: the delete takes the write lock, which a sweep every second should not do for nothing.
+    if (this.lapsed.get(now - graceMs)) this.dropLeases.run(now - graceMs);
     return this.due.all(now, now - graceMs, Math.max(0, Math.floor(limit))).map(toRecord);
   }
 
