@@ -35,6 +35,7 @@ export class CallSweeper {
   private queued: Promise<void> | null = null;
   private stopped = false;
   private leaseWarned = false;
+  private sweepWarned = false;
 
   constructor(
     private readonly store: CallStore,
@@ -46,9 +47,12 @@ export class CallSweeper {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Take the lease before any call is held, then keep renewing it and sweeping; the first sweep runs now. */
+  /**
+   * Take the lease before any call is held, then keep renewing it and sweeping; the first sweep runs now.
+   * A store that cannot be reached does not stop the gateway from serving: the renewals keep trying.
+   */
   async start(): Promise<void> {
-    await this.renew();
+    await this.renew().catch((err: unknown) => this.renewFailed(err));
     this.renewTimer = setInterval(() => void this.renew().catch((err: unknown) => this.renewFailed(err)), Math.max(1, Math.floor(this.timing.leaseMs / 3))).unref();
     this.sweepTimer = setInterval(() => void this.sweep(), this.timing.intervalMs).unref();
     void this.sweep();
@@ -103,11 +107,13 @@ export class CallSweeper {
             this.logger.info('swept a dropped call', { tenantId: scope.tenantId, sessionId, generation, why, ...(call.holder === undefined ? {} : { heldBy: call.holder }) });
           }
         }
+        this.sweepWarned = false;
         if (due.length < BATCH) return;
       }
     } catch (err) {
-      // The store is unreachable: the next sweep tries again, nothing is lost (the records are durable).
-      this.logger.warn('sweep for dropped calls failed; retrying on the next sweep', { err });
+      // The store is unreachable: the next sweep tries again, nothing is lost (the records are durable). Said once per outage.
+      if (!this.sweepWarned) this.logger.warn('sweep for dropped calls failed; retrying on every sweep', { err });
+      this.sweepWarned = true;
     }
   }
 }

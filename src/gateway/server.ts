@@ -100,12 +100,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
   registerHttpRoutes(app, ctx);
   ctx.relay.start();
   // The lease is taken before any call can be held; the first sweep ends what gateways gone before left open.
-  try {
-    await sweeper?.start();
-  } catch (err) {
-    ctx.relay.stop();
-    throw err;
-  }
+  await sweeper?.start();
 
   const { host } = config.server;
   let listenSocket: us_listen_socket;
