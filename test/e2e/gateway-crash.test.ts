@@ -175,7 +175,7 @@ describeWithServer('nats', 'gateway crash in a cluster', (natsServers) => {
       const ids = { live: `live-${tag}`, grace: `grace-${tag}`, moved: `moved-${tag}` };
       await call(a, agentId, 'leela', ids.live, ['My name is Leela Nair.']);
       const inGrace = await call(a, agentId, 'ravi', ids.grace, ['My name is Ravi Menon.']);
-      const moving = await call(a, agentId, 'arjun', ids.moved, ['My name is Arjun Das.']);
+      await call(a, agentId, 'arjun', ids.moved, ['My name is Arjun Das.']);
       inGrace.ws.terminate();
       await inGrace.closed;
       await sleep(200);
