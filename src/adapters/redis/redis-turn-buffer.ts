@@ -60,6 +60,8 @@ export interface RedisTurnBufferOptions {
 const DEFAULT_SESSION_TTL_MS = 30 * 24 * 3_600_000;
 
 type AppendReply = [number, number, number, Buffer | null];
+/** An end's or a deferred end's reply: whether it marked the session, and the holder it had. */
+type MarkReply = [number, string | null];
 type OpenReply = [OpenOutcome['status'], string, string, string, string | null, number, string | null, string | null];
 
 /** Gone gateways a sweep looks at, at most (each is looked at again on the next sweep while it holds calls). */
@@ -192,16 +194,22 @@ export class RedisTurnBuffer implements TurnBuffer {
   }
 
   async endSession(tenantId: string, sessionId: string, endedAt: number, ifGeneration?: number): Promise<boolean> {
-    const marked = await guarded('endSession', this.endScript([sessionKey(this.prefix, tenantId, sessionId)], [endedAt, this.sessionTtlMs, ifGeneration ?? '']));
-    return marked === 1;
+    const reply = await guarded('endSession', this.endScript([sessionKey(this.prefix, tenantId, sessionId)], [endedAt, this.sessionTtlMs, ifGeneration ?? '']));
+    return this.released(tenantId, sessionId, reply as MarkReply);
   }
 
   async deferEnd(tenantId: string, sessionId: string, generation: number, dueAt: number): Promise<boolean> {
     // The index entry first (see openSession); a stale one is dropped by a later sweep.
-    const [, marked] = await guarded(
+    const [, reply] = await guarded(
       'deferEnd',
       Promise.all([this.redis.zadd(this.sweep.due, dueAt, callMember(tenantId, sessionId)), this.deferScript([sessionKey(this.prefix, tenantId, sessionId)], [generation, dueAt])]),
     );
+    return this.released(tenantId, sessionId, reply as MarkReply);
+  }
+
+  /** A session no longer held: out of its holder's set, or that set would grow with every call a live gateway ever held. */
+  private async released(tenantId: string, sessionId: string, [marked, holder]: MarkReply): Promise<boolean> {
+    if (marked === 1 && holder !== null) await guarded('endSession', this.redis.srem(heldKey(this.prefix, holder), callMember(tenantId, sessionId)));
     return marked === 1;
   }
 

@@ -107,30 +107,31 @@ return {'opened', ARGV[2], ARGV[3], ARGV[4], false, 1, ARGV[6] ~= '' and ARGV[6]
 /**
  * KEYS: session. ARGV: endedAt, ttlMs (0 = none), generation ('' = any). No-op for an unknown
  * session (never creates a partial one) and, given a generation, for a session started again
- * since or already ended. Returns 1 when it marked the session ended.
+ * since or already ended. Returns {1, holder it had or false} when it marked the session ended, {0, false} otherwise.
  */
 export const END_SESSION = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0, false} end
+local h = redis.call('HMGET', KEYS[1], 'generation', 'endedAt', 'holder')
 if ARGV[3] ~= '' then
-  local h = redis.call('HMGET', KEYS[1], 'generation', 'endedAt')
-  if tonumber(h[1] or '1') ~= tonumber(ARGV[3]) or h[2] then return 0 end
+  if tonumber(h[1] or '1') ~= tonumber(ARGV[3]) or h[2] then return {0, false} end
 end
 redis.call('HSET', KEYS[1], 'endedAt', ARGV[1])
 redis.call('HDEL', KEYS[1], 'holder', 'dueAt')
 if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 1
+return {1, h[3] or false}
 `;
 
 /**
  * KEYS: session. ARGV: generation, dueAt. A deferred end: a live session still at that generation
- * is marked to end at `dueAt` and held by nobody (its socket closed). Returns 1 when it marked it.
+ * is marked to end at `dueAt` and held by nobody (its socket closed). Returns {1, holder it had or
+ * false} when it marked it, {0, false} otherwise.
  */
 export const DEFER_END = `
-local h = redis.call('HMGET', KEYS[1], 'agentId', 'generation', 'endedAt')
-if not h[1] or h[3] or tonumber(h[2] or '1') ~= tonumber(ARGV[1]) then return 0 end
+local h = redis.call('HMGET', KEYS[1], 'agentId', 'generation', 'endedAt', 'holder')
+if not h[1] or h[3] or tonumber(h[2] or '1') ~= tonumber(ARGV[1]) then return {0, false} end
 redis.call('HSET', KEYS[1], 'dueAt', ARGV[2])
 redis.call('HDEL', KEYS[1], 'holder')
-return 1
+return {1, h[4] or false}
 `;
 
 /** KEYS: sorted set. ARGV: member, score. Adds the member, or raises its score; never lowers it (a late older lease). */
