@@ -93,6 +93,14 @@ export const configSchema = z
          * long enough for a client's reconnect, on any gateway, to reopen it first. 0 ends at once.
          */
         dropGraceMs: z.int().min(0).default(5_000),
+        /**
+         * A gateway's lease on the calls whose sockets it holds, renewed every third of it in the shared
+         * store: the calls of a gateway gone (killed, crashed) for longer, plus `dropGraceMs`, are ended
+         * as dropped by any other gateway's sweep, or by the next one to start.
+         */
+        callLeaseMs: z.int().min(1_000).default(15_000),
+        /** How often a gateway sweeps the shared store for calls to end: deferred ends due, calls of gone gateways. */
+        sweepIntervalMs: z.int().min(50).default(1_000),
         /** Run extraction workers inside the gateway process (embedded default). */
         inlineWorkers: z.boolean().default(true),
       })

@@ -11,6 +11,8 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_PORT: 'server.port',
   MEMGATE_HEALTH_PORT: 'server.healthPort',
   MEMGATE_DROP_GRACE_MS: 'server.dropGraceMs',
+  MEMGATE_CALL_LEASE_MS: 'server.callLeaseMs',
+  MEMGATE_SWEEP_INTERVAL_MS: 'server.sweepIntervalMs',
   MEMGATE_LOG_LEVEL: 'log.level',
   MEMGATE_SQLITE_PATH: 'sqlite.path',
   MEMGATE_SCHEMAS_DIR: 'schemasDir',

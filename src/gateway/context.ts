@@ -4,6 +4,7 @@ import type { EventBus, MemgateEvent } from '../ports/event-bus.ts';
 import type { JobBus } from '../ports/job-bus.ts';
 import type { MemoryApi } from '../service/api.ts';
 import type { Authenticator } from './auth.ts';
+import type { CallStore } from './call-sweeper.ts';
 import type { DroppedCalls } from './dropped-calls.ts';
 import type { EventOutbox, EventRelay } from './events.ts';
 import type { LiveState } from './live-state.ts';
@@ -18,7 +19,8 @@ import type { InFlight } from './shutdown.ts';
 export interface GatewayRuntime {
   readonly config: Readonly<Config>;
   readonly service: MemoryApi;
-  readonly ports: { readonly events: EventBus; readonly bus: Pick<JobBus, 'depth'> };
+  /** `buffer`: the shared session store the sweep of dropped calls reads; absent: drops are this process's alone, nothing is swept. */
+  readonly ports: { readonly events: EventBus; readonly bus: Pick<JobBus, 'depth'>; readonly buffer?: CallStore };
   readonly logger: Logger;
   /** Probe the configured servers (`/v1/health`); absent: nothing to probe. */
   reachability?(): Promise<Array<{ server: string; address: string; ok: boolean; problem: string | null; ms: number }>>;
@@ -48,6 +50,8 @@ export interface GatewayContext {
   readonly limits: GatewayLimits;
   /** Calls whose socket closed without `end`, waiting out the grace before they are ended. */
   readonly drops: DroppedCalls;
+  /** This gateway's id in the shared store, named on the calls whose sockets it holds; null without a store. */
+  readonly holder: string | null;
   /** Set once shutdown begins: new requests get `unavailable`. */
   draining: boolean;
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '../core/logger.ts';
 import type { Scope } from '../core/types.ts';
+import type { CallStore } from './call-sweeper.ts';
 import type { ObservedService } from './observed-api.ts';
 
 /** Why a call ended, as `session.ended` says: `end` asked for, `dropped` (its socket closed without `end`). */
@@ -28,6 +29,9 @@ const RETRIES = 5;
  * The end is conditional on the start generation the socket saw, decided by the store, so a
  * reopen anywhere in a cluster cancels it; a reopen here also clears the timer. An ended call
  * queues its extraction exactly as `end` does and emits `session.ended` with reason `dropped`.
+ * The deferred end is also written to the shared store (`deferEnd`), so if this gateway dies before
+ * the grace runs out, another gateway's sweep (or the next one to start) ends the call instead
+ * (call-sweeper.ts); the timer here stays the punctual path.
  */
 export class DroppedCalls {
   private readonly pending = new Map<string, Pending>();
@@ -37,6 +41,8 @@ export class DroppedCalls {
     private readonly service: Pick<ObservedService, 'endSession'>,
     private readonly logger: Logger,
     private readonly graceMs: number,
+    /** Where the deferred end is made durable; absent: only this process knows it. */
+    private readonly store: Pick<CallStore, 'deferEnd'> | null = null,
   ) {}
 
   /** The call of a socket that closed without `end`: end it after the grace unless started again. */
@@ -47,6 +53,10 @@ export class DroppedCalls {
     const p: Pending = { scope, sessionId, generation, lastSeq, attempt: 0, timer: undefined as unknown as NodeJS.Timeout };
     p.timer = setTimeout(() => this.fire(key, p), this.graceMs).unref();
     this.pending.set(key, p);
+    this.store?.deferEnd(scope.tenantId, sessionId, generation, Date.now() + this.graceMs).catch((err: unknown) => {
+      // The timer above still ends it; only a crash of this gateway within the grace would now forget it.
+      this.logger.warn('could not record a dropped call in the store; this gateway still ends it after the grace', { err, sessionId, tenantId: scope.tenantId });
+    });
   }
 
   /** The call was started again on this gateway: its pending end is moot (the store would refuse it anyway). */

@@ -27,10 +27,10 @@ export function observeCalls(service: MemoryApi, metrics: GatewayMetrics, outbox
         return reply;
       });
     },
-    startSessionEncoded(scope, sessionId) {
+    startSessionEncoded(scope, sessionId, options) {
       return inCallSpan('memgate.session.start', null, scope, sessionId, async (span) => {
         const t0 = performance.now();
-        const started = await service.startSessionEncoded(scope, sessionId);
+        const started = await service.startSessionEncoded(scope, sessionId, options);
         metrics.start.observe(performance.now() - t0);
         if (span.isRecording()) span.setAttributes({ 'gen_ai.conversation.id': started.sessionId, 'memgate.session.reopened': started.reopened });
         outbox.push(scopeEvent('session.started', scope, started.sessionId, started.reopened ? { reopened: true } : {}));

@@ -2,7 +2,9 @@ import uWS, { type us_listen_socket } from 'uWebSockets.js';
 import { MemgateError } from '../core/errors.ts';
 import { createAuthenticator } from './auth.ts';
 import type { GatewayContext, GatewayRuntime } from './context.ts';
+import { CallSweeper } from './call-sweeper.ts';
 import { DroppedCalls } from './dropped-calls.ts';
+import { newId } from '../core/ids.ts';
 import { observeCalls } from './observed-service.ts';
 import { EventOutbox, EventRelay } from './events.ts';
 import { registerHttpRoutes } from './http-routes.ts';
@@ -61,6 +63,15 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
   const outbox = new EventOutbox(runtime.ports.events, logger);
   // Every edge calls the service through this wrapper: events and histograms are raised there, once.
   const service = observeCalls(runtime.service, metrics, outbox);
+  // With a shared store, this gateway names itself on the calls it holds and sweeps for calls nobody will end.
+  const store = runtime.ports.buffer ?? null;
+  const sweeper =
+    store &&
+    new CallSweeper(store, service, logger, newId('gw_'), {
+      leaseMs: config.server.callLeaseMs,
+      graceMs: config.server.dropGraceMs,
+      intervalMs: config.server.sweepIntervalMs,
+    });
   const ctx: GatewayContext = {
     runtime,
     service,
@@ -68,7 +79,8 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
     metrics,
     inflight: new InFlight(),
     outbox,
-    drops: new DroppedCalls(service, logger, config.server.dropGraceMs),
+    drops: new DroppedCalls(service, logger, config.server.dropGraceMs, store),
+    holder: sweeper?.holder ?? null,
     relay: new EventRelay(runtime.ports.events, metrics, logger, Math.max(16 * 1024, Math.floor(config.server.maxBackpressureBytes / 4))),
     live: new LiveState(config.worker.maxDeliver),
     auth,
@@ -87,9 +99,18 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
   const mcp = registerMcpRoute(app, ctx);
   registerHttpRoutes(app, ctx);
   ctx.relay.start();
+  // The lease is taken before any call can be held; the first sweep ends what gateways gone before left open.
+  await sweeper?.start();
 
   const { host } = config.server;
-  const listenSocket = await listenExclusive(app, host, config.server.port);
+  let listenSocket: us_listen_socket;
+  try {
+    listenSocket = await listenExclusive(app, host, config.server.port);
+  } catch (err) {
+    await sweeper?.stop();
+    ctx.relay.stop();
+    throw err;
+  }
   const port = uWS.us_socket_local_port(listenSocket);
   let health: HealthListener | null = null;
   if (config.server.healthPort !== undefined) {
@@ -97,13 +118,14 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
       health = await startHealthListener(host, config.server.healthPort, () => ctx.draining);
     } catch (err) {
       uWS.us_listen_socket_close(listenSocket);
+      await sweeper?.stop();
       ctx.relay.stop();
       throw err;
     }
     logger.info('health checks listening', { host, port: health.port });
   }
   if (auth.open) logger.warn('open dev mode: no API keys configured, every request is tenant "default"');
-  logger.info('listening', { host, port, auth: auth.open ? 'open' : 'keys', tenants: new Set(config.auth.keys.map((k) => k.tenantId)).size });
+  logger.info('listening', { host, port, auth: auth.open ? 'open' : 'keys', tenants: new Set(config.auth.keys.map((k) => k.tenantId)).size, holder: ctx.holder });
 
   let closing: Promise<void> | null = null;
   const close = async (drainTimeoutMs: number): Promise<void> => {
@@ -119,6 +141,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<Gateway> {
     (app as unknown as { close?: () => void }).close?.();
     // The calls just closed (and any still in their grace) end now rather than never (see DroppedCalls.settle).
     await ctx.drops.settle();
+    await sweeper?.stop();
     ctx.relay.stop();
     ctx.outbox.flush();
     // Last: a load balancer saw 503 draining on it while requests finished.

@@ -111,7 +111,8 @@ export function handleStart(ctx: GatewayContext, ws: Socket, c: Connection, fram
     c,
     async () => {
       try {
-        const started = await ctx.service.startSessionEncoded(scope, req.sessionId);
+        // Named as the call's holder: if this gateway dies, a sweep elsewhere ends the call (call-sweeper.ts).
+        const started = await ctx.service.startSessionEncoded(scope, req.sessionId, ctx.holder === null ? {} : { holder: ctx.holder });
         ctx.drops.cancel(scope.tenantId, started.sessionId);
         // Another call left live on this connection is abandoned by it: it ends as a dropped call would.
         if (c.scope !== null && c.sessionId !== null && c.sessionId !== started.sessionId) ctx.drops.schedule(c.scope, c.sessionId, c.generation, c.seq);

@@ -18,6 +18,11 @@ export interface NewSession {
   scope: Scope;
   startedAt: number;
   endedAt: number | null;
+  /**
+   * The gateway that holds the call's socket (a WebSocket call), renewing its lease with
+   * `renewLease`; absent for a call with no socket (HTTP). Each open sets it anew.
+   */
+  holder?: string;
 }
 
 /** Where a session lives: HTTP turn appends carry only the session id. */
@@ -27,6 +32,11 @@ export interface SessionRecord extends NewSession {
    * generation it saw, so a reconnect that started the call again, on any gateway, outlives it.
    */
   generation: number;
+  /**
+   * A deferred end (`deferEnd`): the call's socket closed without `end`, and the call is to end at
+   * this time (epoch ms) unless it is started again first. Absent otherwise; each open clears it.
+   */
+  dueAt?: number;
 }
 
 /**
@@ -73,6 +83,21 @@ export interface TurnBuffer {
    * session still at that generation is (a deferred end that a later start must cancel, atomically).
    */
   endSession(tenantId: string, sessionId: string, endedAt: number, ifGeneration?: number): Promise<boolean>;
+  /**
+   * A call's socket closed without `end`: record that the call ends at `dueAt` unless started again,
+   * durably, so any gateway's sweep ends it if the one that saw the close cannot. Only a live session
+   * still at `generation` is marked (its holder is cleared: nobody holds a closed socket); true when marked.
+   */
+  deferEnd(tenantId: string, sessionId: string, generation: number, dueAt: number): Promise<boolean>;
+  /** A gateway's heartbeat: the calls `holder` holds stand until `until` (epoch ms) at least. */
+  renewLease(holder: string, until: number): Promise<void>;
+  /**
+   * The live sessions a sweep ends as dropped at `now`: those whose deferred end is due (`dueAt <= now`),
+   * and those held by a gateway whose lease ran out `graceMs` or more before `now` (the gateway is gone,
+   * its sockets with it). At most `limit`, in no particular order; each is ended with its generation,
+   * so one started again since is kept. Also forgets the bookkeeping of ended calls and gone gateways.
+   */
+  dueSessions(now: number, graceMs: number, limit: number): Promise<SessionRecord[]>;
   /** The seq a stored turnId was given (also after the turn left the buffer); null when unknown. */
   seqOf(scope: Scope, turnId: string): Promise<number | null>;
   /** Forget the user: turns, idempotency keys, sessions. */

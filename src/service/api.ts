@@ -19,6 +19,10 @@ export interface EncodedStart {
   generation: number;
 }
 
+export interface StartOptions {
+  holder?: string;
+}
+
 export interface SearchOptions {
   k?: number;
   deadlineMs?: number;
@@ -42,8 +46,12 @@ export interface MemoryApi {
    * refused with `conflict`.
    */
   startSession(scope: Scope, sessionId?: string): Promise<ContextReply>;
-  /** Session start with the context left as the cache stores it, for replies that splice its bytes. */
-  startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart>;
+  /**
+   * Session start with the context left as the cache stores it, for replies that splice its bytes.
+   * `holder`: the gateway holding the call's socket (a WebSocket call), recorded with the start so a
+   * sweep ends the call if that gateway goes away (docs/protocol.md, "Call lifecycle").
+   */
+  startSessionEncoded(scope: Scope, sessionId?: string, options?: StartOptions): Promise<EncodedStart>;
   /** The context a session start would return now, without opening a session (read-only; dashboards). */
   readContext(scope: Scope): Promise<ContextFields>;
   /** Turn append: validate, durable write, ack; may publish an extraction job. Sync when the buffer is. */

@@ -18,7 +18,7 @@ import { contextFields, encodeContext, packEncoded, unpackContext, type ContextF
 import { searchCascade } from '../memory/search-cascade.ts';
 import { extractionDeps, runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import { extractionFailedEvent } from '../pipeline/extraction-report.ts';
-import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, TimelineEntity } from './api.ts';
+import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, StartOptions, TimelineEntity } from './api.ts';
 import { SchemaRegistry } from './schema-registry.ts';
 import { ExtractionBacklog, type BacklogCrossing, type BacklogView } from './extraction-backlog.ts';
 import { FlushFlights } from './flush-flights.ts';
@@ -98,12 +98,15 @@ export class MemoryService implements MemoryApi {
     return { sessionId: started.sessionId, ...contextFields(started.context), tookMs: started.tookMs, ...(started.reopened ? { reopened: true as const } : {}) };
   }
 
-  async startSessionEncoded(scope: Scope, sessionId?: string): Promise<EncodedStart> {
+  async startSessionEncoded(scope: Scope, sessionId?: string, options: StartOptions = {}): Promise<EncodedStart> {
     const t0 = performance.now();
     const id = sessionId ?? newId('s_');
     const now = this.clock.now();
     // The context read runs beside the open: a conflict wastes one cache read, every other start saves a round trip.
-    const [opened, context] = await Promise.all([this.ports.buffer.openSession({ sessionId: id, scope, startedAt: now, endedAt: null }), this.contextOf(scope, now)]);
+    const [opened, context] = await Promise.all([
+      this.ports.buffer.openSession({ sessionId: id, scope, startedAt: now, endedAt: null, ...(options.holder === undefined ? {} : { holder: options.holder }) }),
+      this.contextOf(scope, now),
+    ]);
     if (opened.status === 'conflict') throw sessionConflict(id);
     return { sessionId: id, context, tookMs: round(performance.now() - t0), reopened: opened.status === 'reopened', generation: opened.session.generation };
   }

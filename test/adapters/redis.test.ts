@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis, redisPersistence } from '../../src/adapters/redis/create-redis.ts';
-import { userKeys } from '../../src/adapters/redis/keys.ts';
+import { heldKey, sweepKeys, userKeys } from '../../src/adapters/redis/keys.ts';
 import { RedisContextCache } from '../../src/adapters/redis/redis-context-cache.ts';
 import { RedisTurnBuffer } from '../../src/adapters/redis/redis-turn-buffer.ts';
 import { RedisUserLock } from '../../src/adapters/redis/redis-user-lock.ts';
@@ -53,6 +53,28 @@ describeWithServer('redis', 'Redis adapters', (url) => {
   userLockContract('RedisUserLock', async () => new RedisUserLock(redis, prefix));
 
   describe('RedisTurnBuffer (adapter-only)', () => {
+    it('keeps the sweep indexes bounded: a live gateway’s held set loses each call it stops holding; sweeps drop stale entries', async () => {
+      const buffer = new RedisTurnBuffer(redis, prefix);
+      const scope = randomScope();
+      const holder = rid('gw-');
+      const held = heldKey(prefix, holder);
+      const [ended, dropped, moved] = [rid('ended-'), rid('dropped-'), rid('moved-')];
+      await buffer.renewLease(holder, 10_000);
+      for (const sessionId of [ended, dropped, moved]) await buffer.openSession({ sessionId, scope, startedAt: 1, endedAt: null, holder });
+      expect(await redis.scard(held)).toBe(3);
+      await buffer.endSession(scope.tenantId, ended, 5);
+      await buffer.deferEnd(scope.tenantId, dropped, 1, 100);
+      expect(await redis.scard(held)).toBe(1);
+      // Started again elsewhere: the old holder's entry is stale until a sweep finds the holder gone.
+      await buffer.openSession({ sessionId: moved, scope, startedAt: 2, endedAt: null, holder: rid('gw-') });
+      await buffer.endSession(scope.tenantId, dropped, 50);
+      const due = await buffer.dueSessions(20_000, 1_000, 1000);
+      expect(due.filter((r) => r.scope.tenantId === scope.tenantId)).toEqual([]);
+      expect(await redis.scard(held)).toBe(0);
+      expect(await redis.zscore(sweepKeys(prefix).leases, holder)).toBeNull();
+      expect(await redis.zscore(sweepKeys(prefix).due, JSON.stringify([scope.tenantId, dropped]))).toBeNull();
+    });
+
     it('keeps idempotency across a gateway restart (a new connection and buffer)', async () => {
       const scope = randomScope();
       const first = connect();

@@ -213,6 +213,110 @@ export function turnBufferContract(name: string, make: () => Promise<TurnBuffer>
       expect(await buffer().endSession(scope.tenantId, rid('unknown-'), 1, 1)).toBe(false);
     });
 
+    it('records who holds a call: an open names its holder, any later open replaces it, an end clears it', async () => {
+      const scope = randomScope();
+      const sessionId = rid('s-');
+      const [g1, g2] = [rid('gw-'), rid('gw-')];
+      const record = { sessionId, scope, startedAt: 10, endedAt: null };
+      expect(await buffer().openSession({ ...record, holder: g1 })).toEqual({ status: 'opened', session: { ...record, holder: g1, generation: 1 } });
+      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual({ ...record, holder: g1, generation: 1 });
+      // A reconnect on another gateway: that gateway holds it now.
+      expect(await buffer().openSession({ ...record, holder: g2 })).toEqual({ status: 'existing', session: { ...record, holder: g2, generation: 2 } });
+      // A start with no socket (HTTP): nobody holds it.
+      expect((await buffer().openSession(record)).session).toEqual({ ...record, generation: 3 });
+      await buffer().openSession({ ...record, holder: g1 });
+      expect(await buffer().endSession(scope.tenantId, sessionId, 50)).toBe(true);
+      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual({ ...record, endedAt: 50, generation: 4 });
+      // Another user's refused start never takes the holder over.
+      expect(await buffer().openSession({ ...record, scope: sibling(scope), holder: g2 })).toMatchObject({ status: 'conflict', session: { scope, endedAt: 50 } });
+      expect((await buffer().getSession(scope.tenantId, sessionId))?.holder).toBeUndefined();
+    });
+
+    it('records a deferred end durably: only for a live call at its generation; a start since cancels it', async () => {
+      const scope = randomScope();
+      const sessionId = rid('s-');
+      const g = rid('gw-');
+      await buffer().openSession({ sessionId, scope, startedAt: 1, endedAt: null, holder: g });
+      expect(await buffer().deferEnd(scope.tenantId, sessionId, 2, 100)).toBe(false);
+      expect(await buffer().deferEnd(scope.tenantId, sessionId, 1, 100)).toBe(true);
+      // The socket is gone: nobody holds the call, it ends at 100 unless started again.
+      expect(await buffer().getSession(scope.tenantId, sessionId)).toEqual({ sessionId, scope, startedAt: 1, endedAt: null, generation: 1, dueAt: 100 });
+      expect(await buffer().openSession({ sessionId, scope, startedAt: 2, endedAt: null, holder: g })).toEqual({
+        status: 'existing',
+        session: { sessionId, scope, startedAt: 1, endedAt: null, generation: 2, holder: g },
+      });
+      expect(await buffer().deferEnd(scope.tenantId, sessionId, 1, 100)).toBe(false);
+      await buffer().endSession(scope.tenantId, sessionId, 5);
+      expect(await buffer().deferEnd(scope.tenantId, sessionId, 2, 100)).toBe(false);
+      expect(await buffer().deferEnd(scope.tenantId, rid('unknown-'), 1, 100)).toBe(false);
+      expect(await buffer().getSession(scope.tenantId, rid('unknown-'))).toBeNull();
+    });
+
+    it('sweeps a deferred end once it is due, and never one cancelled by a start or an end', async () => {
+      const scope = randomScope();
+      const mine = async (now: number) => (await buffer().dueSessions(now, 0, 1000)).filter((r) => r.scope.tenantId === scope.tenantId);
+      const [due, restarted, ended] = [rid('due-'), rid('restarted-'), rid('ended-')];
+      for (const sessionId of [due, restarted, ended]) {
+        await buffer().openSession({ sessionId, scope, startedAt: 1, endedAt: null, holder: rid('gw-') });
+        expect(await buffer().deferEnd(scope.tenantId, sessionId, 1, 1_000)).toBe(true);
+      }
+      // Not due yet; then due; the restarted and ended ones never.
+      expect(await mine(999)).toEqual([]);
+      await buffer().openSession({ sessionId: restarted, scope, startedAt: 2, endedAt: null });
+      await buffer().endSession(scope.tenantId, ended, 500);
+      expect(await mine(1_000)).toEqual([{ sessionId: due, scope, startedAt: 1, endedAt: null, generation: 1, dueAt: 1_000 }]);
+      // The sweep ends it with its generation: then it is no longer due.
+      expect(await buffer().endSession(scope.tenantId, due, 1_001, 1)).toBe(true);
+      expect(await mine(5_000)).toEqual([]);
+      expect(await mine(5_000)).toEqual([]);
+    });
+
+    it('sweeps the calls of a gateway whose lease ran out the grace ago, never those of a live one or started again elsewhere', async () => {
+      const scope = randomScope();
+      const mine = async (now: number, graceMs: number) => (await buffer().dueSessions(now, graceMs, 1000)).filter((r) => r.scope.tenantId === scope.tenantId);
+      const [dead, alive] = [rid('dead-'), rid('alive-')];
+      await buffer().renewLease(dead, 10_000);
+      await buffer().renewLease(alive, 10_000);
+      const [a, b, moved, http] = [rid('a-'), rid('b-'), rid('moved-'), rid('http-')];
+      await buffer().openSession({ sessionId: a, scope, startedAt: 1, endedAt: null, holder: dead });
+      await buffer().openSession({ sessionId: b, scope, startedAt: 1, endedAt: null, holder: alive });
+      await buffer().openSession({ sessionId: moved, scope, startedAt: 1, endedAt: null, holder: dead });
+      await buffer().openSession({ sessionId: http, scope, startedAt: 1, endedAt: null });
+      // The call on `moved` reconnected to the live gateway.
+      await buffer().openSession({ sessionId: moved, scope, startedAt: 2, endedAt: null, holder: alive });
+      // Both leases run to 10 000; the live gateway renews, and a late older renewal never moves a lease back.
+      await buffer().renewLease(alive, 20_000);
+      await buffer().renewLease(alive, 15_000);
+      expect(await mine(10_500, 1_000)).toEqual([]);
+      const swept = await mine(11_000, 1_000);
+      expect(swept).toEqual([{ sessionId: a, scope, startedAt: 1, endedAt: null, generation: 1, holder: dead }]);
+      expect(await buffer().endSession(scope.tenantId, a, 11_000, swept[0]!.generation)).toBe(true);
+      expect(await mine(20_999, 1_000)).toEqual([]);
+      // The live gateway stops renewing: its calls are due once its lease is the grace past.
+      expect((await mine(21_000, 1_000)).map((r) => r.sessionId).sort()).toEqual([b, moved].sort());
+    });
+
+    it('sweeps at most `limit` sessions at a time', async () => {
+      const scope = randomScope();
+      for (let i = 0; i < 3; i++) {
+        const sessionId = rid('s-');
+        await buffer().openSession({ sessionId, scope, startedAt: 1, endedAt: null });
+        await buffer().deferEnd(scope.tenantId, sessionId, 1, 10);
+      }
+      expect((await buffer().dueSessions(10, 0, 2)).length).toBeLessThanOrEqual(2);
+      expect(await buffer().dueSessions(10, 0, 0)).toEqual([]);
+      const swept = new Set<string>();
+      for (let round = 0; round < 10; round++) {
+        const due = await buffer().dueSessions(10, 0, 2);
+        for (const r of due) {
+          if (r.scope.tenantId === scope.tenantId) swept.add(r.sessionId);
+          await buffer().endSession(r.scope.tenantId, r.sessionId, 10, r.generation);
+        }
+        if (due.length === 0) break;
+      }
+      expect(swept.size).toBe(3);
+    });
+
     it('finds the seq of a stored turnId, also after the turn left the buffer; null for one never stored', async () => {
       const scope = randomScope();
       const first = makeTurnInput({ turnId: rid('t-') });

@@ -51,3 +51,22 @@ export function lockKeys(prefix: string, key: string): { lock: string; fence: st
   const base = `${prefix}lock:{${keyPart(key)}}`;
   return { lock: base, fence: `${base}:fence` };
 }
+
+/**
+ * The sweep's indexes (docs/protocol.md, "Call lifecycle"), each one key: `due`, a sorted set of
+ * sessions with a deferred end by due time; `leases`, a sorted set of gateways by lease end. Members
+ * name sessions as {@link callMember}. The session hash stays the truth; these only find candidates.
+ */
+export function sweepKeys(prefix: string): { due: string; leases: string } {
+  return { due: `${prefix}calls:due`, leases: `${prefix}calls:leases` };
+}
+
+/** Set of the sessions one gateway holds (a hint: the session hash's `holder` decides). */
+export function heldKey(prefix: string, holder: string): string {
+  return `${prefix}calls:held:{${keyPart(holder)}}`;
+}
+
+/** A session as a member of the sweep's indexes. */
+export function callMember(tenantId: string, sessionId: string): string {
+  return JSON.stringify([tenantId, sessionId]);
+}

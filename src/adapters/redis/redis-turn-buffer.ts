@@ -19,6 +19,10 @@
  * entry id `<seq>-0`; a meta hash {seq, tokens}; an idempotency hash turnId →
  * seq that outlives removal by `idempotencyHorizonMs` (a sorted set stamps each
  * removal so later removals can drop what is past it); a set of session ids.
+ * The sweep of dropped calls reads three indexes beside (keys.ts `sweepKeys`, `heldKey`):
+ * deferred ends by due time, gateway leases, the sessions each gateway holds. They are
+ * hints, written before the session hash they point at; the hash decides, and a sweep
+ * drops the entries it finds stale.
  */
 import type { Redis } from 'ioredis';
 import { turnFields } from '../../core/turn-fields.ts';
@@ -27,8 +31,8 @@ import type { AppendOutcome, NewSession, OpenOutcome, SessionRecord, TurnBuffer 
 import { MemgateError } from '../../core/errors.ts';
 import { CONFIG_DEFAULTS } from '../../config/config-schema.ts';
 import { guarded } from './create-redis.ts';
-import { sessionKey, userKeys, type UserKeys } from './keys.ts';
-import { APPEND_TURN, bindScript, END_SESSION, OPEN_SESSION, REMOVE_TURNS, type BoundScript } from './scripts.ts';
+import { callMember, heldKey, sessionKey, sweepKeys, userKeys, type UserKeys } from './keys.ts';
+import { APPEND_TURN, bindScript, DEFER_END, END_SESSION, OPEN_SESSION, RAISE_SCORE, REMOVE_IF_SCORE, REMOVE_TURNS, type BoundScript } from './scripts.ts';
 import { decodeTurn, encodeTurn, entryField, seqOfEntryId } from './turn-codec.ts';
 
 /** Options of {@link RedisTurnBuffer}. */
@@ -56,6 +60,12 @@ export interface RedisTurnBufferOptions {
 const DEFAULT_SESSION_TTL_MS = 30 * 24 * 3_600_000;
 
 type AppendReply = [number, number, number, Buffer | null];
+/** An end's or a deferred end's reply: whether it marked the session, and the holder it had. */
+type MarkReply = [number, string | null];
+type OpenReply = [OpenOutcome['status'], string, string, string, string | null, number, string | null, string | null];
+
+/** Gone gateways a sweep looks at, at most (each is looked at again on the next sweep while it holds calls). */
+const GONE_PER_SWEEP = 20;
 
 /** TurnBuffer on Redis streams; every write is one atomic Lua script (see scripts.ts). */
 export class RedisTurnBuffer implements TurnBuffer {
@@ -69,6 +79,10 @@ export class RedisTurnBuffer implements TurnBuffer {
   private readonly removeScript: BoundScript;
   private readonly openScript: BoundScript;
   private readonly endScript: BoundScript;
+  private readonly deferScript: BoundScript;
+  private readonly raiseScript: BoundScript;
+  private readonly removeIfScript: BoundScript;
+  private readonly sweep: { due: string; leases: string };
 
   /** `keyPrefix`: prefix of every key (config `redis.keyPrefix`). The connection stays the caller's unless `closeConnection`. */
   constructor(
@@ -84,8 +98,12 @@ export class RedisTurnBuffer implements TurnBuffer {
     this.appendDeadlineMs = options.appendDeadlineMs ?? CONFIG_DEFAULTS.redis.appendDeadlineMs;
     this.appendScript = bindScript(redis, 'memgateAppendTurn', APPEND_TURN, 3, true);
     this.removeScript = bindScript(redis, 'memgateRemoveTurns', REMOVE_TURNS, 4);
-    this.openScript = bindScript(redis, 'memgateOpenSession2', OPEN_SESSION, 1);
-    this.endScript = bindScript(redis, 'memgateEndSession', END_SESSION, 1);
+    this.openScript = bindScript(redis, 'memgateOpenSession3', OPEN_SESSION, 1);
+    this.endScript = bindScript(redis, 'memgateEndSession2', END_SESSION, 1);
+    this.deferScript = bindScript(redis, 'memgateDeferEnd', DEFER_END, 1);
+    this.raiseScript = bindScript(redis, 'memgateRaiseScore', RAISE_SCORE, 1);
+    this.removeIfScript = bindScript(redis, 'memgateRemoveIfScore', REMOVE_IF_SCORE, 1);
+    this.sweep = sweepKeys(keyPrefix);
   }
 
   /**
@@ -143,27 +161,26 @@ export class RedisTurnBuffer implements TurnBuffer {
 
   async openSession(record: NewSession): Promise<OpenOutcome> {
     const { scope } = record;
-    // The index entry first, so `forget` finds every session hash. One connection runs commands
-    // in the order they were sent: both go in one auto-pipelined write, one round trip on the start path.
+    const holder = record.endedAt === null ? (record.holder ?? '') : '';
+    // The index entries first, so `forget` finds every session hash and a sweep every held call. One
+    // connection runs commands in the order they were sent: all go in one auto-pipelined write, one
+    // round trip on the start path.
     const key = sessionKey(this.prefix, scope.tenantId, record.sessionId);
-    const [, reply] = await guarded(
+    const member = callMember(scope.tenantId, record.sessionId);
+    const [, , reply] = await guarded(
       'openSession',
       Promise.all([
         this.redis.sadd(this.keys(scope).sessions, record.sessionId),
-        this.openScript([key], [scope.tenantId, scope.agentId, scope.userId, record.startedAt, this.sessionTtlMs]) as Promise<[OpenOutcome['status'], string, string, string, string | null, number]>,
+        holder === '' ? null : this.redis.sadd(heldKey(this.prefix, holder), member),
+        this.openScript([key], [scope.tenantId, scope.agentId, scope.userId, record.startedAt, this.sessionTtlMs, holder]) as Promise<OpenReply>,
       ]),
     );
-    const [status, agentId, userId, startedAt, endedAt, generation] = reply;
-    const session: SessionRecord = {
-      sessionId: record.sessionId,
-      scope: { tenantId: scope.tenantId, agentId, userId },
-      startedAt: Number(startedAt),
-      endedAt: endedAt ? Number(endedAt) : null,
-      generation: Number(generation),
-    };
-    // The SADD above put the id in this user's index: take it out again (the owner's session is never this user's to forget).
-    if (status === 'conflict') await guarded('openSession', this.redis.srem(this.keys(scope).sessions, record.sessionId));
-    else if (status === 'opened' && record.endedAt !== null) {
+    const [status, agentId, userId, startedAt, endedAt, generation, heldBy, dueAt] = reply;
+    const session = toSessionRecord(record.sessionId, scope.tenantId, { agentId, userId, startedAt, endedAt, generation, holder: heldBy, dueAt });
+    if (status === 'conflict') {
+      // The SADDs above put the id in this user's index and this holder's: take it out again (the owner's session is never this user's to forget).
+      await guarded('openSession', Promise.all([this.redis.srem(this.keys(scope).sessions, record.sessionId), holder === '' ? null : this.redis.srem(heldKey(this.prefix, holder), member)]));
+    } else if (status === 'opened' && record.endedAt !== null) {
       await this.endSession(scope.tenantId, record.sessionId, record.endedAt);
       session.endedAt = record.endedAt;
     }
@@ -172,20 +189,76 @@ export class RedisTurnBuffer implements TurnBuffer {
 
   async getSession(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
     const h = await guarded('getSession', this.redis.hgetall(sessionKey(this.prefix, tenantId, sessionId)));
-    const { agentId, userId, startedAt, endedAt, generation } = h;
-    if (agentId === undefined || userId === undefined || startedAt === undefined) return null;
-    return {
-      sessionId,
-      scope: { tenantId: h['tenantId'] ?? tenantId, agentId, userId },
-      startedAt: Number(startedAt),
-      endedAt: endedAt === undefined ? null : Number(endedAt),
-      generation: generation === undefined ? 1 : Number(generation),
-    };
+    if (h['agentId'] === undefined || h['userId'] === undefined || h['startedAt'] === undefined) return null;
+    return toSessionRecord(sessionId, h['tenantId'] ?? tenantId, h);
   }
 
   async endSession(tenantId: string, sessionId: string, endedAt: number, ifGeneration?: number): Promise<boolean> {
-    const marked = await guarded('endSession', this.endScript([sessionKey(this.prefix, tenantId, sessionId)], [endedAt, this.sessionTtlMs, ifGeneration ?? '']));
+    const reply = await guarded('endSession', this.endScript([sessionKey(this.prefix, tenantId, sessionId)], [endedAt, this.sessionTtlMs, ifGeneration ?? '']));
+    return this.released(tenantId, sessionId, reply as MarkReply);
+  }
+
+  async deferEnd(tenantId: string, sessionId: string, generation: number, dueAt: number): Promise<boolean> {
+    // The index entry first (see openSession); a stale one is dropped by a later sweep.
+    const [, reply] = await guarded(
+      'deferEnd',
+      Promise.all([this.redis.zadd(this.sweep.due, dueAt, callMember(tenantId, sessionId)), this.deferScript([sessionKey(this.prefix, tenantId, sessionId)], [generation, dueAt])]),
+    );
+    return this.released(tenantId, sessionId, reply as MarkReply);
+  }
+
+  /** A session no longer held: out of its holder's set, or that set would grow with every call a live gateway ever held. */
+  private async released(tenantId: string, sessionId: string, [marked, holder]: MarkReply): Promise<boolean> {
+    if (marked === 1 && holder !== null) await guarded('endSession', this.redis.srem(heldKey(this.prefix, holder), callMember(tenantId, sessionId)));
     return marked === 1;
+  }
+
+  async renewLease(holder: string, until: number): Promise<void> {
+    await guarded('renewLease', this.raiseScript([this.sweep.leases], [holder, until]));
+  }
+
+  async dueSessions(now: number, graceMs: number, limit: number): Promise<SessionRecord[]> {
+    const n = Math.max(0, Math.floor(limit));
+    if (n === 0) return [];
+    const out: SessionRecord[] = [];
+    // Deferred ends that came due; entries of sessions ended or started again since are dropped (then the
+    // next window is read, so stale entries never hide due ones; a few windows per sweep at most).
+    const stale: Array<Promise<unknown>> = [];
+    for (let kept = 0, round = 0; out.length < n && round < 4; round++) {
+      const want = n - out.length;
+      const due = pairs(await guarded('dueSessions', this.redis.zrangebyscore(this.sweep.due, '-inf', now, 'WITHSCORES', 'LIMIT', kept, want)));
+      const records = await Promise.all(due.map(([member]) => this.sessionOf(member)));
+      const dropped = due.map(([member, score], i) => {
+        const r = records[i];
+        if (!r || r.endedAt !== null || r.dueAt === undefined) return this.removeIfScript([this.sweep.due], [member, score]);
+        // Due: returned (its entry goes once it ended). Else a later deferred end re-scored the entry itself: keep it.
+        if (r.dueAt <= now) out.push(r);
+        kept++;
+        return null;
+      });
+      await guarded('dueSessions', Promise.all(dropped));
+      if (due.length < want) break;
+    }
+    // Calls held by gateways whose lease ran out at least `graceMs` ago.
+    const gone = pairs(await guarded('dueSessions', this.redis.zrangebyscore(this.sweep.leases, '-inf', now - graceMs, 'WITHSCORES', 'LIMIT', 0, GONE_PER_SWEEP)));
+    for (const [holder, score] of gone) {
+      if (out.length >= n) break;
+      const held = heldKey(this.prefix, holder);
+      const members = await guarded('dueSessions', this.redis.smembers(held));
+      const records = await Promise.all(members.map((m) => this.sessionOf(m)));
+      let holds = 0;
+      members.forEach((member, i) => {
+        const r = records[i];
+        if (r && r.endedAt === null && r.holder === holder) {
+          holds++;
+          if (out.length < n) out.push(r);
+        } else stale.push(this.redis.srem(held, member));
+      });
+      // Holds nothing any more: forget it, unless it renewed meanwhile (a gateway back from a long pause).
+      if (holds === 0) stale.push(this.removeIfScript([this.sweep.leases], [holder, score]));
+    }
+    await guarded('dueSessions', Promise.all(stale));
+    return out;
   }
 
   async seqOf(scope: Scope, turnId: string): Promise<number | null> {
@@ -208,6 +281,33 @@ export class RedisTurnBuffer implements TurnBuffer {
   private keys(scope: Scope): UserKeys {
     return userKeys(this.prefix, scope);
   }
+
+  /** The session an index member names (null when gone). */
+  private sessionOf(member: string): Promise<SessionRecord | null> {
+    const [tenantId, sessionId] = JSON.parse(member) as [string, string];
+    return this.getSession(tenantId, sessionId);
+  }
+}
+
+/** A session hash's fields as a record; `holder` and `dueAt` present only when set. */
+function toSessionRecord(sessionId: string, tenantId: string, h: Record<string, string | number | null | undefined>): SessionRecord {
+  const record: SessionRecord = {
+    sessionId,
+    scope: { tenantId, agentId: String(h['agentId']), userId: String(h['userId']) },
+    startedAt: Number(h['startedAt']),
+    endedAt: h['endedAt'] === undefined || h['endedAt'] === null || h['endedAt'] === '' ? null : Number(h['endedAt']),
+    generation: h['generation'] === undefined || h['generation'] === null ? 1 : Number(h['generation']),
+  };
+  if (typeof h['holder'] === 'string' && h['holder'] !== '') record.holder = h['holder'];
+  if (h['dueAt'] !== undefined && h['dueAt'] !== null && h['dueAt'] !== '') record.dueAt = Number(h['dueAt']);
+  return record;
+}
+
+/** `[member, score, member, score, ...]` (WITHSCORES) as pairs. */
+function pairs(flat: string[]): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+  return out;
 }
 
 /** Connection states after a loss (the first connect, 'connecting', is left to the deadline). */

@@ -79,44 +79,72 @@ return {removed, pending}
 `;
 
 /**
- * KEYS: session. ARGV: tenantId, agentId, userId, startedAt, ttlMs (0 = none). The first open
- * fixes the owner, in one atomic step (two users racing for one id get one owner); a later open by
- * the owner is a reconnect: the next generation, live again. Returns {status opened | existing |
- * reopened | conflict, agentId, userId, startedAt, endedAt or false, generation}.
+ * KEYS: session. ARGV: tenantId, agentId, userId, startedAt, ttlMs (0 = none), holder ('' = none).
+ * The first open fixes the owner, in one atomic step (two users racing for one id get one owner); a
+ * later open by the owner is a reconnect: the next generation, live again, held by `holder` (the
+ * gateway with its socket) and with no deferred end. Returns {status opened | existing | reopened |
+ * conflict, agentId, userId, startedAt, endedAt or false, generation, holder or false, dueAt or false}.
  */
 export const OPEN_SESSION = `
-local h = redis.call('HMGET', KEYS[1], 'agentId', 'userId', 'startedAt', 'endedAt', 'generation')
+local h = redis.call('HMGET', KEYS[1], 'agentId', 'userId', 'startedAt', 'endedAt', 'generation', 'holder', 'dueAt')
 if h[1] then
-  if h[1] ~= ARGV[2] or h[2] ~= ARGV[3] then return {'conflict', h[1], h[2], h[3], h[4] or false, tonumber(h[5] or '1')} end
+  if h[1] ~= ARGV[2] or h[2] ~= ARGV[3] then return {'conflict', h[1], h[2], h[3], h[4] or false, tonumber(h[5] or '1'), h[6] or false, h[7] or false} end
   -- A session stored before generations existed is generation 1.
   local gen = redis.call('HINCRBY', KEYS[1], 'generation', h[5] and 1 or 2)
   local status = 'existing'
-  if h[4] then
-    status = 'reopened'
-    redis.call('HDEL', KEYS[1], 'endedAt')
-  end
+  if h[4] then status = 'reopened' end
+  redis.call('HDEL', KEYS[1], 'endedAt', 'dueAt', 'holder')
+  if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'holder', ARGV[6]) end
   if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end
-  return {status, h[1], h[2], h[3], false, gen}
+  return {status, h[1], h[2], h[3], false, gen, ARGV[6] ~= '' and ARGV[6] or false, false}
 end
 redis.call('HSET', KEYS[1], 'tenantId', ARGV[1], 'agentId', ARGV[2], 'userId', ARGV[3], 'startedAt', ARGV[4], 'generation', 1)
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'holder', ARGV[6]) end
 if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end
-return {'opened', ARGV[2], ARGV[3], ARGV[4], false, 1}
+return {'opened', ARGV[2], ARGV[3], ARGV[4], false, 1, ARGV[6] ~= '' and ARGV[6] or false, false}
 `;
 
 /**
  * KEYS: session. ARGV: endedAt, ttlMs (0 = none), generation ('' = any). No-op for an unknown
  * session (never creates a partial one) and, given a generation, for a session started again
- * since or already ended. Returns 1 when it marked the session ended.
+ * since or already ended. Returns {1, holder it had or false} when it marked the session ended, {0, false} otherwise.
  */
 export const END_SESSION = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0, false} end
+local h = redis.call('HMGET', KEYS[1], 'generation', 'endedAt', 'holder')
 if ARGV[3] ~= '' then
-  local h = redis.call('HMGET', KEYS[1], 'generation', 'endedAt')
-  if tonumber(h[1] or '1') ~= tonumber(ARGV[3]) or h[2] then return 0 end
+  if tonumber(h[1] or '1') ~= tonumber(ARGV[3]) or h[2] then return {0, false} end
 end
 redis.call('HSET', KEYS[1], 'endedAt', ARGV[1])
+redis.call('HDEL', KEYS[1], 'holder', 'dueAt')
 if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 1
+return {1, h[3] or false}
+`;
+
+/**
+ * KEYS: session. ARGV: generation, dueAt. A deferred end: a live session still at that generation
+ * is marked to end at `dueAt` and held by nobody (its socket closed). Returns {1, holder it had or
+ * false} when it marked it, {0, false} otherwise.
+ */
+export const DEFER_END = `
+local h = redis.call('HMGET', KEYS[1], 'agentId', 'generation', 'endedAt', 'holder')
+if not h[1] or h[3] or tonumber(h[2] or '1') ~= tonumber(ARGV[1]) then return {0, false} end
+redis.call('HSET', KEYS[1], 'dueAt', ARGV[2])
+redis.call('HDEL', KEYS[1], 'holder')
+return {1, h[4] or false}
+`;
+
+/** KEYS: sorted set. ARGV: member, score. Adds the member, or raises its score; never lowers it (a late older lease). */
+export const RAISE_SCORE = `
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) >= tonumber(ARGV[2]) then return 0 end
+return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+`;
+
+/** KEYS: sorted set. ARGV: member, score as read. Removes the member only if its score is still that (no newer entry is lost). */
+export const REMOVE_IF_SCORE = `
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
 `;
 
 /**

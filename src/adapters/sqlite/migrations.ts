@@ -40,6 +40,8 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
       PRIMARY KEY (tenant_id, session_id)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS tb_sessions_user ON tb_sessions (tenant_id, agent_id, user_id);
+    -- Gateway leases: the WebSocket calls a gateway holds (tb_sessions.holder) stand until \`until\`.
+    CREATE TABLE IF NOT EXISTS tb_leases (holder TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;
   `,
   contextCache: `
     CREATE TABLE IF NOT EXISTS cc_contexts (
@@ -97,7 +99,7 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
 };
 
 /** Bumped when a migration needs more than CREATE IF NOT EXISTS. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const migrated = new WeakSet<Database>();
 
@@ -117,12 +119,17 @@ export function migrate(db: Database): void {
     // Version 3: the vector engine's per-dimension vec0 tables, filled from the stored vectors.
     backfillVectorTables(db);
     addColumnIfMissing(db, 'tb_sessions', 'generation', 'INTEGER NOT NULL DEFAULT 1');
+    // Version 4: who holds a live call's socket, and when a dropped call is due to end (the sweep's two reads).
+    addColumnIfMissing(db, 'tb_sessions', 'holder', 'TEXT');
+    addColumnIfMissing(db, 'tb_sessions', 'due_at', 'INTEGER');
+    db.exec('CREATE INDEX IF NOT EXISTS tb_sessions_held ON tb_sessions (holder) WHERE holder IS NOT NULL AND ended_at IS NULL');
+    db.exec('CREATE INDEX IF NOT EXISTS tb_sessions_due ON tb_sessions (due_at) WHERE due_at IS NOT NULL AND ended_at IS NULL');
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
   migrated.add(db);
 }
 
-/** Versions 2 and 3 added columns; files made by earlier versions get them here. */
+/** Versions 2, 3 and 4 added columns; files made by earlier versions get them here. */
 function addColumnIfMissing(db: Database, table: string, column: string, decl: string): void {
   const columns = db.pragma(`table_info(${table})`) as Array<{ name: string }>;
   if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);

@@ -113,6 +113,20 @@ export class SqliteTurnBuffer implements TurnBuffer {
     return this.sessions.markEnded(tenantId, sessionId, endedAt, ifGeneration);
   }
 
+  async deferEnd(tenantId: string, sessionId: string, generation: number, dueAt: number): Promise<boolean> {
+    this.opens.flush();
+    return this.sessions.deferEnd(tenantId, sessionId, generation, dueAt);
+  }
+
+  async renewLease(holder: string, until: number): Promise<void> {
+    this.sessions.renewLease(holder, until);
+  }
+
+  async dueSessions(now: number, graceMs: number, limit: number): Promise<SessionRecord[]> {
+    this.opens.flush();
+    return this.sessions.dueSessions(now, graceMs, limit);
+  }
+
   async seqOf(scope: Scope, turnId: string): Promise<number | null> {
     this.appends.flush();
     const user = this.user(scope);
