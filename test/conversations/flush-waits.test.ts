@@ -31,8 +31,12 @@ function scriptedModel(body: FakeChatBody): Record<string, unknown> {
     return { facts };
   }
   const ids = [...new Set([...prompt.matchAll(/\b(t-[\w-]+)/g)].map((m) => m[1]!))];
-  return { acus: ids.map((id) => ({ text: `The caller talked about the flat in turn ${id}.`, turnRefs: [id], validAt: null })) };
+  // Each ACU about something else: texts that differed only in the (random) turn id were sometimes
+  // near-duplicates to the hashing embedder (cosine >= 0.95), and one was suppressed.
+  return { acus: ids.map((id, i) => ({ text: `Turn ${id} was about ${TOPICS[i % TOPICS.length]}.`, turnRefs: [id], validAt: null })) };
 }
+
+const TOPICS = ['the budget for the flat', 'a school nearby for the children', 'parking for two cars', 'the home loan from the bank', 'moving in next spring', 'the view from the balcony'];
 
 interface Reply {
   status: number;
