@@ -8,7 +8,8 @@ import { CATEGORY_NAMES, evidenceIds, loadLocomo, locomoPath, sessionsOf, type L
 import { pyRound3, scoreQuestion } from '../locomo/f1.ts';
 import { CategoryMeans, evidenceRecall } from '../locomo/recall.ts';
 import { streamConversation, type RoleMode } from '../locomo/stream.ts';
-import { postJson, putJson, startMemgate } from '../lib/memgate.ts';
+import { getJson, postJson, putJson, startMemgate } from '../lib/memgate.ts';
+import { blockDefects, type BlockDefect } from '../../src/memory/block-check.ts';
 import { say, startProgress } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';
 import { round3, summarizeMs } from '../lib/stats.ts';
@@ -23,6 +24,8 @@ const ORDER = ['overall', '4', '1', '2', '3'];
 const ROLES: RoleMode = 'user-agent';
 /** MEMGATE_BENCH_LOCOMO_DUMP=file appends one JSON line per question (evidence hit or missed, results): for error analysis. */
 const DUMP = process.env['MEMGATE_BENCH_LOCOMO_DUMP'];
+/** MEMGATE_BENCH_LOCOMO_BLOCKS=file appends every context block the checker read: to review them by eye. */
+const BLOCKS = process.env['MEMGATE_BENCH_LOCOMO_BLOCKS'];
 
 const label = (cat: string) => (cat === 'overall' ? 'overall' : (CATEGORY_NAMES[Number(cat)] ?? cat));
 const pct = (x: number | null) => (x === null ? null : round3(x * 100));
@@ -73,6 +76,7 @@ export const locomoSuite: Suite = {
     const cost: Array<Record<string, unknown>> = [];
     const perConversation: Array<Record<string, unknown>> = [];
     const byEmbedder: EmbedderRun[] = [];
+    const checked: CheckedBlock[] = [];
     for (const run of runs) {
       const a = run.main ? acc : newAccumulators(null);
       const memgate = await startMemgate(join(ctx.tmpDir, `locomo-${run.embedder}`), run.config ? { config: run.config } : {});
@@ -87,7 +91,11 @@ export const locomoSuite: Suite = {
           let done = 0;
           const progress = startProgress(`${sample.sample_id} streaming (${run.embedder})`, () => `${done}/${sessions.length} sessions`);
           const t0 = performance.now();
-          const stream = await streamConversation(memgate.url, memgate.wsUrl, agentId, sample, ROLES, (k) => (done = k));
+          // The main run reads the context block the next call would get after every session and checks it.
+          const stream = await streamConversation(memgate.url, memgate.wsUrl, agentId, sample, ROLES, async (k) => {
+            done = k;
+            if (run.main) checked.push(await checkBlock(memgate.url, agentId, sample.sample_id, k));
+          });
           const s = (performance.now() - t0) / 1000;
           streamS += s;
           appendMs.push(...stream.appendMs);
@@ -105,6 +113,7 @@ export const locomoSuite: Suite = {
       byEmbedder.push({ embedder: run.embedder, recall5: a.recall.mem5, recall10: a.recall.mem10, searchMs: a.searchMs, appendMs, streamS, peakRssMiB });
     }
     details['perConversation'] = perConversation;
+    details['blockCheck'] = { blocks: checked.length, defects: checked.flatMap((c) => c.defects.map((d) => ({ sample: c.sample, session: c.session, ...d }))).slice(0, 50) };
     details['cost'] = cost;
     details['resultSources'] = sourceCounts;
     details['recall'] = Object.fromEntries(Object.entries(recall).map(([k, v]) => [k, v.toJSON()]));
@@ -195,6 +204,15 @@ export const locomoSuite: Suite = {
         value: pct(recall.bmBudget.mean('overall')),
         unit: '%',
         baseline: { label: 'memgate recall@10', value: pct(recall.mem10.mean('overall')) },
+      }),
+    );
+    figures.push(
+      figure({
+        bench: `${scope}: context block checker (src/memory/block-check.ts) after every session`,
+        metric: `defects in ${checked.length} blocks`,
+        value: checked.reduce((n, c) => n + c.defects.length, 0),
+        unit: 'lines',
+        target: below(1, 'none'),
       }),
     );
     for (const c of cost) {
@@ -386,6 +404,19 @@ function memoryModelsFromEnv(env: NodeJS.ProcessEnv = process.env): { extractor:
     local: !useLlm && !useEmb,
     config,
   };
+}
+
+interface CheckedBlock {
+  sample: string;
+  session: number;
+  defects: BlockDefect[];
+}
+
+/** The context block a call would start with now (read without starting a session), through the block checker. */
+async function checkBlock(url: string, agentId: string, userId: string, session: number): Promise<CheckedBlock> {
+  const ctx = await getJson<{ contextBlock: string }>(`${url}/v1/agents/${encodeURIComponent(agentId)}/users/${encodeURIComponent(userId)}/context`);
+  if (BLOCKS) appendFileSync(BLOCKS, `==== ${userId} after session ${session}\n${ctx.contextBlock}\n`);
+  return { sample: userId, session, defects: blockDefects(ctx.contextBlock) };
 }
 
 /** Tokens of the session-start context block against the full transcript it replaces (same estimator). */
