@@ -5,7 +5,7 @@
  */
 export interface BlockDefect {
   line: number;
-  kind: 'blank_line' | 'empty_entry' | 'doubled_label' | 'dangling_possessive' | 'unmatched_quote' | 'repeated_word';
+  kind: 'blank_line' | 'empty_entry' | 'doubled_label' | 'dangling_possessive' | 'unmatched_quote' | 'repeated_word' | 'spliced_clause';
   text: string;
 }
 
@@ -18,6 +18,13 @@ const EMPTY_ENTRY = /^-\s+(?:\[[^\]]*\]\s+)?[^:]{1,80}:\s*$/;
 // "the the", "is is": a doubled word is a splice gone wrong.
 const REPEATED_WORD = /\b(\p{L}{2,})\s+\1\b/iu;
 
+// A clause spliced into another: "the kind of home is Rajiv Kumar is looking", "the budget is Rajiv
+// Kumar's budget is around": a copula, a name (or its possessive and a noun), and a second copula.
+const NAME = '(?:[A-Z]\\p{L}*|the user|the agent)';
+const SPLICED_COPULAS = new RegExp(`\\b(?:is|are|was|were)\\s+(?:${NAME}\\s+){0,2}${NAME}(?:['’]s\\s+\\p{L}+)?\\s+(?:is|are|was|were)\\b`, 'u');
+// "Rajiv Kumar's name is Rajiv Kumar": a rewrite that states a name of itself.
+const NAME_OF_ITSELF = /\b([A-Z]\p{L}+(?: [A-Z]\p{L}+)?)['’]s name is \1\b/u;
+
 export function blockDefects(block: string): BlockDefect[] {
   const out: BlockDefect[] = [];
   block.split('\n').forEach((text, i) => {
@@ -29,6 +36,7 @@ export function blockDefects(block: string): BlockDefect[] {
     if (DANGLING_POSSESSIVE.test(text)) out.push({ line, kind: 'dangling_possessive', text });
     if ((text.match(/"/g)?.length ?? 0) % 2 === 1) out.push({ line, kind: 'unmatched_quote', text });
     if (REPEATED_WORD.test(text)) out.push({ line, kind: 'repeated_word', text });
+    if (SPLICED_COPULAS.test(text) || NAME_OF_ITSELF.test(text)) out.push({ line, kind: 'spliced_clause', text });
   });
   return out;
 }
