@@ -49,7 +49,7 @@ export function markOutdated(r: SearchResult, state: FactState): void {
     r.outdated = { key: r.fact.key, now: cur ? cur.value : null };
     return;
   }
-  const [mark] = outdatedMarks(state, r.text, r.turnRefs);
+  const [mark] = outdatedMarks(state, r.text, r.turnRefs, Date.parse(r.validAt));
   if (mark) r.outdated = mark;
 }
 
