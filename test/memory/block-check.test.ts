@@ -31,6 +31,12 @@ describe('blockDefects', () => {
     expect(kinds(line)).toEqual([kind]);
   });
 
+  it('takes a doubled word in a verbatim turn as speech ("ha ha"), not a splice', () => {
+    const block = ['# Memory of this user (as of 2023-07-23)', '## Recent conversation', '- [2023-07-23] Jon (user): Ah ha ha, yeah, JUST DOING IT!'].join('\n');
+    expect(blockDefects(block)).toEqual([]);
+    expect(kinds('- 2023-07-23: Jon (user) said ha ha.')).toEqual(['repeated_word']);
+  });
+
   it('flags a blank line with its number', () => {
     expect(blockDefects('# Memory\n\n## Profile\n- full name: Asha Rao')).toEqual([{ line: 2, kind: 'blank_line', text: '' }]);
   });
