@@ -27,8 +27,9 @@ export function rankTiers(tiers: { facts: SearchResult[]; recent: SearchResult[]
  * ACU result (and is marked the same way) is appended to that result's text, its turns joining the
  * result's, instead of taking a slot of its own. An answer's own ACU and the question-and-answer
  * ACU around it are one piece of evidence, so each slot of k is distinct evidence: nothing is
- * dropped, and the k slots reach more of the conversation (LoCoMo dev: a lower ACU shared a turn
- * with a higher one in about half the replies, and 6% of the top-10 slots repeated turns already shown).
+ * dropped, and the k slots reach more of the conversation (LoCoMo dev, fused: 47 % of the replies
+ * had a slot sharing a turn with a higher result, 6.3 % of the top-10 slots; joining them raised
+ * recall@10 from 71.8 % to 73.0 %, multi-hop 48.3 % to 49.7 %, BENCHMARKS.md).
  */
 function joinSameTurns(results: SearchResult[]): SearchResult[] {
   const out: SearchResult[] = [];
