@@ -58,6 +58,14 @@ export async function postJson<T>(url: string, body: unknown, timeoutMs = 120_00
   return JSON.parse(text) as T;
 }
 
+/** GET JSON and parse the reply; a non-2xx status throws with the body. */
+export async function getJson<T>(url: string, timeoutMs = 30_000): Promise<T> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`GET ${url} → ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as T;
+}
+
 /** PUT JSON; a non-2xx status throws with the body. */
 export async function putJson(url: string, body: unknown): Promise<void> {
   const res = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });

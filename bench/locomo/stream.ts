@@ -28,9 +28,10 @@ export interface StreamReport {
  * Stream a conversation through the gateway as one memgate user: one WebSocket
  * call per LoCoMo session (sessionId = `<sample>-S<n>`), every turn appended with
  * its dia_id as turnId and its world time, `end`, then an HTTP flush (the call's
- * end made synchronous so the next session starts from committed memory).
+ * end made synchronous so the next session starts from committed memory). `onSession` runs
+ * after each session's flush, before the next session starts.
  */
-export async function streamConversation(url: string, wsUrl: string, agentId: string, sample: LocomoSample, roles: RoleMode, onSession?: (n: number) => void): Promise<StreamReport> {
+export async function streamConversation(url: string, wsUrl: string, agentId: string, sample: LocomoSample, roles: RoleMode, onSession?: (n: number) => void | Promise<void>): Promise<StreamReport> {
   const [speakerA] = speakersOf(sample);
   const userId = sample.sample_id;
   const tally = await EventTally.open(wsUrl, agentId);
@@ -57,7 +58,7 @@ export async function streamConversation(url: string, wsUrl: string, agentId: st
       report.flushes.push(await postJson<ExtractionReport>(`${url}/v1/agents/${encodeURIComponent(agentId)}/users/${encodeURIComponent(userId)}/flush`, {}));
       report.sessions += 1;
       report.turns += session.turns.length;
-      onSession?.(report.sessions);
+      await onSession?.(report.sessions);
     }
     report.extraction = await tally.settle();
   } finally {

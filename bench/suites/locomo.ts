@@ -8,7 +8,8 @@ import { CATEGORY_NAMES, evidenceIds, loadLocomo, locomoPath, sessionsOf, type L
 import { pyRound3, scoreQuestion } from '../locomo/f1.ts';
 import { CategoryMeans, evidenceRecall } from '../locomo/recall.ts';
 import { streamConversation, type RoleMode } from '../locomo/stream.ts';
-import { postJson, putJson, startMemgate } from '../lib/memgate.ts';
+import { getJson, postJson, putJson, startMemgate } from '../lib/memgate.ts';
+import { blockDefects, type BlockDefect } from '../../src/memory/block-check.ts';
 import { cpuSeconds } from '../lib/processes.ts';
 import { say, startProgress } from '../lib/progress.ts';
 import type { Figure } from '../lib/report-types.ts';
@@ -24,6 +25,8 @@ const ORDER = ['overall', '4', '1', '2', '3'];
 const ROLES: RoleMode = 'user-agent';
 /** MEMGATE_BENCH_LOCOMO_DUMP=file appends one JSON line per question (evidence hit or missed, results): for error analysis. */
 const DUMP = process.env['MEMGATE_BENCH_LOCOMO_DUMP'];
+/** MEMGATE_BENCH_LOCOMO_BLOCKS=file appends every context block the checker read: to review them by eye. */
+const BLOCKS = process.env['MEMGATE_BENCH_LOCOMO_BLOCKS'];
 
 const label = (cat: string) => (cat === 'overall' ? 'overall' : (CATEGORY_NAMES[Number(cat)] ?? cat));
 const pct = (x: number | null) => (x === null ? null : round3(x * 100));
@@ -74,6 +77,7 @@ export const locomoSuite: Suite = {
     const cost: Array<Record<string, unknown>> = [];
     const perConversation: Array<Record<string, unknown>> = [];
     const byEmbedder: EmbedderRun[] = [];
+    const checked: CheckedBlock[] = [];
     for (const run of runs) {
       const a = run.main ? acc : newAccumulators(null);
       const memgate = await startMemgate(join(ctx.tmpDir, `locomo-${run.embedder}`), run.config ? { config: run.config } : {});
@@ -91,7 +95,11 @@ export const locomoSuite: Suite = {
           const progress = startProgress(`${sample.sample_id} streaming (${run.embedder})`, () => `${done}/${sessions.length} sessions`);
           const t0 = performance.now();
           const cpu0 = await cpuSeconds(memgate.pid);
-          const stream = await streamConversation(memgate.url, memgate.wsUrl, agentId, sample, ROLES, (k) => (done = k));
+          // The main run reads the context block the next call would get after every session and checks it.
+          const stream = await streamConversation(memgate.url, memgate.wsUrl, agentId, sample, ROLES, async (k) => {
+            done = k;
+            if (run.main) checked.push(await checkBlock(memgate.url, agentId, sample.sample_id, k));
+          });
           const s = (performance.now() - t0) / 1000;
           const cpu1 = await cpuSeconds(memgate.pid);
           streamCpuS = streamCpuS === null || cpu0 === null || cpu1 === null ? null : streamCpuS + (cpu1 - cpu0);
@@ -113,6 +121,7 @@ export const locomoSuite: Suite = {
       byEmbedder.push({ embedder: run.embedder, recall5: a.recall.mem5, recall10: a.recall.mem10, searchMs: a.searchMs, appendMs, streamS, cpuPerTurnMs, peakRssMiB });
     }
     details['perConversation'] = perConversation;
+    details['blockCheck'] = { blocks: checked.length, defects: checked.flatMap((c) => c.defects.map((d) => ({ sample: c.sample, session: c.session, ...d }))).slice(0, 50) };
     details['cost'] = cost;
     details['resultSources'] = sourceCounts;
     details['recall'] = Object.fromEntries(Object.entries(recall).map(([k, v]) => [k, v.toJSON()]));
@@ -203,6 +212,15 @@ export const locomoSuite: Suite = {
         value: pct(recall.bmBudget.mean('overall')),
         unit: '%',
         baseline: { label: 'memgate recall@10', value: pct(recall.mem10.mean('overall')) },
+      }),
+    );
+    figures.push(
+      figure({
+        bench: `${scope}: context block checker (src/memory/block-check.ts) after every session`,
+        metric: `defects in ${checked.length} blocks`,
+        value: checked.reduce((n, c) => n + c.defects.length, 0),
+        unit: 'lines',
+        target: below(1, 'none'),
       }),
     );
     for (const c of cost) {
@@ -335,7 +353,15 @@ function embedderFigures(
       figure({ bench, metric: 'stream + extract + flush, all conversations', value: round3(r.streamS), unit: 's', baseline: { label: embedderLabel(main.embedder), value: round3(main.streamS) } }),
     );
     if (r.cpuPerTurnMs !== null)
-      figures.push(figure({ bench, metric: 'gateway CPU per turn (stream + extract + flush)', value: r.cpuPerTurnMs, unit: 'ms', baseline: { label: embedderLabel(main.embedder), value: main.cpuPerTurnMs ?? 0 } }));
+      figures.push(
+        figure({
+          bench,
+          metric: 'gateway CPU per turn (stream + extract + flush)',
+          value: r.cpuPerTurnMs,
+          unit: 'ms',
+          baseline: { label: embedderLabel(main.embedder), value: main.cpuPerTurnMs ?? 0 },
+        }),
+      );
     if (r.peakRssMiB !== null)
       figures.push(figure({ bench, metric: 'gateway peak RSS', value: r.peakRssMiB, unit: 'MiB', baseline: { label: embedderLabel(main.embedder), value: main.peakRssMiB ?? 0 } }));
   }
@@ -398,6 +424,19 @@ function memoryModelsFromEnv(env: NodeJS.ProcessEnv = process.env): { extractor:
     local: !useLlm && !useEmb,
     config,
   };
+}
+
+interface CheckedBlock {
+  sample: string;
+  session: number;
+  defects: BlockDefect[];
+}
+
+/** The context block a call would start with now (read without starting a session), through the block checker. */
+async function checkBlock(url: string, agentId: string, userId: string, session: number): Promise<CheckedBlock> {
+  const ctx = await getJson<{ contextBlock: string }>(`${url}/v1/agents/${encodeURIComponent(agentId)}/users/${encodeURIComponent(userId)}/context`);
+  if (BLOCKS) appendFileSync(BLOCKS, `==== ${userId} after session ${session}\n${ctx.contextBlock}\n`);
+  return { sample: userId, session, defects: blockDefects(ctx.contextBlock) };
 }
 
 /** Tokens of the session-start context block against the full transcript it replaces (same estimator). */

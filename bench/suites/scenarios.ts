@@ -28,6 +28,7 @@ export const scenariosSuite: Suite = {
         { bench: row, metric: 'timeline right', value: pct(scores.timeline), unit: '%' },
         { bench: row, metric: 'context right', value: pct(scores.context), unit: '%' },
         { bench: row, metric: 'search right', value: pct(scores.search), unit: '%' },
+        { bench: row, metric: 'context blocks without checker defects', value: pct(scores.block), unit: '%' },
         ...Object.entries(scores.domains).map(([d, v]) => ({ bench: row, metric: `${d}: all checks right`, value: pct(v), unit: '%' })),
       ];
       return { status: 'ok', figures, details: { ...scores } };

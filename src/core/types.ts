@@ -181,7 +181,7 @@ export interface SessionContext {
   facts: ContextFact[];
   possibly: ContextFact[];
   /** Verbatim turns; `outdated` when a turn states a value that no longer holds. */
-  recent: Array<Pick<Turn, 'turnId' | 'role' | 'text' | 'ts' | 'speaker'> & { outdated?: OutdatedMark[] }>;
+  recent: Array<Pick<Turn, 'turnId' | 'role' | 'text' | 'ts' | 'speaker' | 'interrupted'> & { outdated?: OutdatedMark[] }>;
   summaries: SessionSummary[];
   contextBlock: string;
   tools: ToolDefinition[];

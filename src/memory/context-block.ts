@@ -91,7 +91,8 @@ function recentTurns(kept: readonly Turn[], buffered: readonly Turn[], n: number
   return ordered.slice(Math.max(0, ordered.length - Math.max(0, n))).map((t) => {
     const r: RecentTurn = { turnId: t.turnId, role: t.role, text: t.text, ts: t.ts };
     if (t.speaker !== undefined) r.speaker = t.speaker;
-    const marks = outdatedMarks(state, t.text, [t.turnId]);
+    if (t.interrupted) r.interrupted = true;
+    const marks = outdatedMarks(state, t.text, [t.turnId], t.ts);
     if (marks.length > 0) r.outdated = marks;
     return r;
   });
@@ -176,7 +177,9 @@ function renderBlock(doc: HotDocument | null, p: BlockParts): string {
       title: 'Recent conversation',
       lines: p.recent.map((t) => {
         const who = speakerLabel(t);
-        return annotate(p.state, `- [${day(iso(t.ts))}] ${who}: ${clip(t.text, MAX_TURN_CHARS)}`, t.outdated ?? []);
+        // An agent turn cut off by barge-in ends mid-sentence: say so, or it reads as a half-quoted question.
+        const text = t.interrupted ? `${clip(t.text, MAX_TURN_CHARS).replace(/[\s,;:—…-]+$/, '')}… (interrupted)` : clip(t.text, MAX_TURN_CHARS);
+        return annotate(p.state, `- [${day(iso(t.ts))}] ${who}: ${text}`, t.outdated ?? []);
       }),
       total: p.recent.length,
       trimFromStart: true,

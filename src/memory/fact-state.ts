@@ -51,13 +51,16 @@ export function factState(entities: readonly TemporalEntity[], now: number): Fac
  * The outdated marks of a text: a key whose stale value the text evidences (one of its turns
  * is the stale record's evidence and none evidences the key's live value) or states (the value
  * is written in it and the current value is not). One mark per key, `now` the current value.
+ * A text said (`saidAt`, epoch ms) once a value had stopped holding with nothing in its place
+ * tells of its end ("I stopped taking metformin last week"): that is current, not outdated.
  */
-export function outdatedMarks(state: FactState, text: string, turnRefs: readonly string[]): OutdatedMark[] {
+export function outdatedMarks(state: FactState, text: string, turnRefs: readonly string[], saidAt?: number): OutdatedMark[] {
   const marks: OutdatedMark[] = [];
   const seen = new Set<string>();
   for (const e of state.stale) {
     if (seen.has(e.key)) continue;
     const cur = state.current.get(e.key);
+    if (!cur && saidAt !== undefined && e.validUntil !== null && saidAt >= Date.parse(e.validUntil)) continue;
     const live = state.liveEvidence.get(e.key);
     const evidenced = turnRefs.some((id) => e.evidence.includes(id)) && !turnRefs.some((id) => live?.has(id));
     const stated = mentionsValue(text, e.value) && !(cur && mentionsValue(text, cur.value));

@@ -223,7 +223,8 @@ export class MemoryService implements MemoryApi {
       rrfK: m.rrfK,
       confidenceThreshold: m.confidenceThreshold,
     });
-    return { results, tookMs: round(performance.now() - t0), ...(partial ? { partial: true } : {}) };
+    // Scores are rankings, not measurements: 4 decimals, so a reply never reads 0.9500000000000001.
+    return { results: results.map((r) => ({ ...r, score: roundScore(r.score) })), tookMs: round(performance.now() - t0), ...(partial ? { partial: true } : {}) };
   }
 
   async endSession(scope: Scope, sessionId: string, options: { ifGeneration?: number } = {}): Promise<boolean> {
@@ -287,3 +288,5 @@ const PUBLISH_RETRIES = 14;
 function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }
+
+const roundScore = (score: number): number => Math.round(score * 10_000) / 10_000;

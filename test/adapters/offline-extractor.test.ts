@@ -439,6 +439,30 @@ describe('OfflineExtractor.compress', () => {
     ]);
   });
 
+  it('splices no answer into a question: "said the budget is" only for a bare value, and a self-introduction does not state the name of itself', async () => {
+    const acus = await compress(
+      turns('s', [
+        { role: 'agent', speaker: 'Asha', at: '2026-01-05T10:00:00Z', text: 'Who am I speaking with?' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-05T10:00:06Z', text: 'Hi Asha, my name is Rajiv Kumar.' },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-05T10:00:11Z', text: 'What kind of home are you looking for?' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-05T10:00:18Z', text: "I'm looking for a 3 BHK flat near Whitefield." },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-05T10:00:25Z', text: 'What budget do you have in mind?' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-05T10:00:31Z', text: 'My budget is around 50 lakhs for now.' },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-05T10:00:38Z', text: 'What is your budget for the second flat?' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-05T10:00:44Z', text: "It's around 30 lakhs." },
+      ]),
+    );
+    expect(acus.map((a) => a.text.replace(/, as of 2026-01-05\.$/, ''))).toEqual([
+      'Asha (agent) asked "Who is Asha speaking with?" and Rajiv Kumar (user) answered "the user\'s name is Rajiv Kumar"',
+      "The user's name is Rajiv Kumar",
+      'Asha (agent) asked "What kind of home is Rajiv Kumar looking for?" and Rajiv Kumar (user) answered "Rajiv Kumar is looking for a 3 BHK flat near Whitefield"',
+      'Rajiv Kumar (user) is looking for a 3 BHK flat near Whitefield',
+      'Asha (agent) asked "What budget does Rajiv Kumar have in mind?" and Rajiv Kumar (user) answered "Rajiv Kumar\'s budget is around 50 lakhs for now"',
+      "Rajiv Kumar's (user) budget is around 50 lakhs for now",
+      'Rajiv Kumar (user) said the budget for the second flat is around 30 lakhs',
+    ]);
+  });
+
   it('is deterministic', async () => {
     expect(await compress(call1.slice(0, 5))).toEqual(await compress(call1.slice(0, 5)));
   });

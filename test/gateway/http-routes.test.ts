@@ -91,6 +91,20 @@ describe('HTTP routes', () => {
     expect(await call('POST', '/v1/search', { agentId: 'a', query: 'budget' })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/userId/) } } });
   });
 
+  it('search scores come back rounded to 4 decimals', async () => {
+    const agentId = uniq('a');
+    const userId = uniq('u');
+    const sid = (await call('POST', '/v1/sessions', { agentId, userId })).body.sessionId as string;
+    for (const text of ['I want a 3 BHK in Koramangala.', 'My budget is around 95 lakhs.', 'We have two dogs and a cat.'])
+      await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text, ts: '2026-01-05T10:00:00Z' });
+    await call('POST', `/v1/sessions/${sid}/end`);
+    await call('POST', `/v1/agents/${agentId}/users/${userId}/flush`);
+    const r = await call('POST', '/v1/search', { agentId, userId, query: 'budget around 95 lakhs, two dogs', k: 5 });
+    const scores = (r.body.results as Array<{ score: number }>).map((x) => x.score);
+    expect(scores.length).toBeGreaterThan(0);
+    for (const s of scores) expect(s).toBe(Math.round(s * 10_000) / 10_000);
+  });
+
   it('flush runs extraction; entities shows active facts, and the full timeline with history=true', async () => {
     const agentId = uniq('a');
     const userId = uniq('u');

@@ -115,6 +115,17 @@ describe('buildSessionContext', () => {
     expect(section(ctx.contextBlock, 'Recent conversation')).toHaveLength(4);
   });
 
+  it('says that an agent turn cut off by barge-in was interrupted instead of showing half a question', () => {
+    const cut = { ...turn(1, 'Lovely. Which area are you considering, and what is your', 'agent'), interrupted: true };
+    const ctx = buildSessionContext(doc([], [cut, turn(2, 'Whitefield.')]), { now: NOW, contextWindowTurns: 4 });
+    expect(section(ctx.contextBlock, 'Recent conversation')).toEqual([
+      '- [2026-01-15] agent: Lovely. Which area are you considering, and what is your… (interrupted)',
+      '- [2026-01-15] Rajiv Kumar (user): Whitefield.',
+    ]);
+    expect(ctx.recent[0]).toMatchObject({ turnId: 't1', interrupted: true });
+    expect(ctx.recent[1]).not.toHaveProperty('interrupted');
+  });
+
   it('offers the memory_search tool', () => {
     const ctx = buildSessionContext(null, { now: NOW, contextWindowTurns: 10 });
     expect(ctx.tools).toHaveLength(1);

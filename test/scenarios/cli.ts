@@ -14,7 +14,7 @@ const srv = await startTestServer({ config: { adapters: { embedder } } });
 try {
   const { scores } = await scoreScenarios(srv);
   console.log(`${scores.scenarios} scenarios, embedded default, offline extractor, ${embedder} embedder`);
-  for (const k of ['timeline', 'context', 'search'] as const) console.log(`  ${k.padEnd(9)} right: ${pct(scores[k])}`);
+  for (const k of ['timeline', 'context', 'search', 'block'] as const) console.log(`  ${k.padEnd(9)} right: ${pct(scores[k])}`);
   for (const [d, v] of Object.entries(scores.domains)) console.log(`  ${d.padEnd(12)} all checks right: ${pct(v)}`);
   const unexpected = scores.failures.filter((f) => !(f.slice(0, f.indexOf(':')) in KNOWN_GAPS));
   for (const f of scores.failures) console.log(`${f.slice(0, f.indexOf(':')) in KNOWN_GAPS ? 'known gap' : 'WRONG    '}  ${f}`);

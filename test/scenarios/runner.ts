@@ -1,3 +1,4 @@
+import { blockDefects } from '../../src/memory/block-check.ts';
 import { http } from '../gateway/support/ws-tester.ts';
 import { ScriptedUser, type TestServer } from '../conversations/support.ts';
 import { WsScriptedUser } from './ws-user.ts';
@@ -11,6 +12,10 @@ export interface Outcome {
   timeline: Check;
   context: Check;
   search: Check;
+  /** Every context block the scenario produced (each call's start and the next call's) through the block checker. */
+  block: Check;
+  /** Those blocks, in order: the first call's, ..., the next call's. */
+  blocks: string[];
 }
 
 /** How checks write a value: money as "<amount> <currency>", anything else as its string. */
@@ -37,8 +42,19 @@ export async function runScenario(srv: TestServer, s: Scenario, transport: Trans
     const r = await http(srv.base, 'PUT', `/v1/agents/${u.agentId}/schema`, { body: s.schema });
     if (r.status !== 200) throw new Error(`${s.id}: schema refused: ${JSON.stringify(r.body)}`);
   }
-  for (const call of s.calls) await u.call(call);
-  return { scenario: s, timeline: s.timeline ? await checkTimeline(u, s) : null, context: s.context ? await checkContext(u, s) : null, search: s.search ? await checkSearch(u, s) : null };
+  const blocks: string[] = [];
+  for (const call of s.calls) blocks.push(String((await u.call(call))['contextBlock'] ?? ''));
+  const timeline = s.timeline ? await checkTimeline(u, s) : null;
+  const context = s.context ? await checkContext(u, s) : null;
+  const search = s.search ? await checkSearch(u, s) : null;
+  blocks.push(String((await u.nextContext())['contextBlock'] ?? ''));
+  return { scenario: s, timeline, context, search, block: checkBlocks(blocks), blocks };
+}
+
+/** The checker's defects over every block, each with the call whose start showed it. */
+function checkBlocks(blocks: readonly string[]): Check {
+  const found = blocks.flatMap((b, i) => blockDefects(b).map((d) => `call ${i + 1}${i === blocks.length - 1 ? ' (next)' : ''} line ${d.line} ${d.kind}: ${d.text}`));
+  return found.length === 0 ? pass : fail(`context block defects: ${found.join(' | ')}`);
 }
 
 async function checkTimeline(u: ScriptedUser, s: Scenario): Promise<Check> {

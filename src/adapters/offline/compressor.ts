@@ -167,8 +167,8 @@ function draft(body: string, used: Turn[], last: Turn): AcuDraft {
   return { text: `${capFirst(strip(body))}${interrupted}, as of ${ymd(last.ts)}.`, turnRefs: used.map((t) => t.turnId), validAt: iso(last.ts) };
 }
 
-const userVoices = (n: Names): Voices => ({ speaker: n.user, listener: n.agent, speakerGroup: `${n.user} and family` });
-const agentVoices = (n: Names): Voices => ({ speaker: n.agent, listener: n.user, speakerGroup: `${n.agent}'s team` });
+const userVoices = (n: Names): Voices => ({ speaker: n.user, listener: n.agent, speakerGroup: `${n.user} and family`, ...(n.userKnown ? { self: 'the user' } : {}) });
+const agentVoices = (n: Names): Voices => ({ speaker: n.agent, listener: n.user, speakerGroup: `${n.agent}'s team`, ...(n.agentKnown ? { self: 'the agent' } : {}) });
 const tag = (name: string, known: boolean, role: string) => (known ? `${name} (${role})` : name);
 
 function withoutNames(s: string, n: Names): string {
@@ -230,7 +230,12 @@ interface Party {
 }
 
 const party = (n: Names, role: 'user' | 'agent'): Party => (role === 'user' ? { name: n.user, known: n.userKnown, role } : { name: n.agent, known: n.agentKnown, role });
-const voicesOf = (p: Party, other: Party): Voices => ({ speaker: p.name, listener: other.name, speakerGroup: p.role === 'user' ? `${p.name} and family` : `${p.name}'s team` });
+const voicesOf = (p: Party, other: Party): Voices => ({
+  speaker: p.name,
+  listener: other.name,
+  speakerGroup: p.role === 'user' ? `${p.name} and family` : `${p.name}'s team`,
+  ...(p.known ? { self: `the ${p.role}` } : {}),
+});
 
 /** Does the agent's reply answer the caller's question (anything but filler or a counter-question)? */
 function answers(reply: string): boolean {
@@ -250,7 +255,8 @@ function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, asker: Party, ans
   const polarity = isConfirmation(a) ? true : yn && /^(no|nope|nah)/i.test(yn[1]!) ? false : null;
   const extraRaw = yn ? strip(a.trim().slice(yn[0].length)) : '';
   const extra = extraRaw && !isFiller(extraRaw) && !isConfirmation(extraRaw) ? ` (${lcFirst(strip(rewritePronouns(rewriteDates(extraRaw, at.ts), answererVoices)))})` : '';
-  const answerText = lcFirst(strip(rewritePronouns(rewriteDates(a.trim(), at.ts), answererVoices)));
+  // A greeting or vocative before the answer ("Hi Asha, ...") is not part of what was answered.
+  const answerText = lcFirst(strip(rewritePronouns(rewriteDates(a.trim().replace(GREETING_RE, ''), at.ts), answererVoices)));
   const offer = AGENT_OFFER_RE.exec(qCore);
   if (offer && polarity !== null) {
     const rest = qText(offer[2]!);
@@ -275,6 +281,22 @@ function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, asker: Party, ans
     return polarity ? `${user} confirmed that ${lcFirst(claim)}${extra}` : `${user} said it is not true that ${lcFirst(claim)}${extra}`;
   }
   const topic = TOPIC_Q_RE.exec(qCore);
-  if (topic && polarity === null) return `${user} said the ${strip(topic[1] ?? topic[2]!)} is ${answerText}`;
+  // "the budget is <answer>" only when the answer is a bare value ("around 80 lakhs", "it's 80
+  // lakhs"): a whole clause ("my budget is 50 lakhs") would be spliced into a second sentence.
+  const value = topic && polarity === null ? bareValue(a.trim().replace(GREETING_RE, '')) : null;
+  if (topic && value !== null) return `${user} said the ${strip(topic[1] ?? topic[2]!)} is ${lcFirst(strip(rewritePronouns(rewriteDates(value, at.ts), answererVoices)))}`;
   return `${agent} asked "${capFirst(qText(qCore))}?" and ${user} answered "${answerText}"`;
+}
+
+const GREETING_RE = /^(?:(?:hi|hello|hey|good (?:morning|afternoon|evening))(?:\s+[A-Z][a-z]+)?\s*[,!.]\s*)+/i;
+// "it's", "that is": the answer names the thing asked about and then gives the value.
+const POINTER_LEAD_RE = /^(?:it|that|this)(?:'s|’s|\s+is|\s+was|\s+will be|\s+would be)\s+/i;
+// A finite verb or a subject pronoun: the answer is a clause, not a value.
+const CLAUSE_RE =
+  /\b(?:i|we|you|he|she|they|is|are|am|was|were|be|been|have|has|had|do|does|did|will|would|can|could|should|shall|may|might|must|want|wants|need|needs|like|likes|got|get|think|prefer|prefers)\b|\w(?:'|’)(?:s|re|m|ve|d|ll)\b/i;
+
+/** The value an answer gives when it is only a value ("around 80 lakhs", "it's 80 lakhs" → "80 lakhs"); null for a clause. */
+function bareValue(answer: string): string | null {
+  const rest = answer.replace(POINTER_LEAD_RE, '');
+  return rest && !CLAUSE_RE.test(rest) ? rest : null;
 }

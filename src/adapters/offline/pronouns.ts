@@ -10,6 +10,12 @@ export interface Voices {
   listener: string;
   /** "we" of the caller is their household; "we" of the agent is the agent's organisation. */
   speakerGroup: string;
+  /**
+   * What "I" and "my" become when the sentence already names its speaker ("my name is Rajiv
+   * Kumar", "I'm Rajiv"): the role ("the user"), so the rewrite does not state the name of
+   * itself ("Rajiv Kumar's name is Rajiv Kumar"). Without it the name is used.
+   */
+  self?: string;
 }
 
 const MODALS = new Set('can could will would should shall might must may need ought'.split(' '));
@@ -55,6 +61,7 @@ const CONTRACTION: Record<string, string> = { "'m": 'is', "'re": 'are', "'ve": '
  */
 export function rewritePronouns(text: string, v: Voices): string {
   const src = text.replace(/[’‘]/g, "'");
+  const me = v.self !== undefined && namesSpeaker(src, v.speaker) ? v.self : v.speaker;
   let out = '';
   let at = 0;
   PRONOUN_RE.lastIndex = 0;
@@ -68,19 +75,19 @@ export function rewritePronouns(text: string, v: Voices): string {
     let rep: string;
     let conjugate = false;
     if (lower === 'i' || lower === 'you') {
-      rep = lower === 'i' ? v.speaker : v.listener;
+      rep = lower === 'i' ? me : v.listener;
       // "you" after a verb or preposition is an object ("call you back"): no agreement.
       conjugate = /(^|[,.;:!?"]\s*|\b(?:and|but|so|that|if|when|because|since|as|or|then|where|while|said|think|hope)\s+)$/i.test(out);
-    } else if (lower === 'me' || lower === 'myself') rep = v.speaker;
+    } else if (lower === 'me' || lower === 'myself') rep = me;
     else if (lower === 'yourself') rep = v.listener;
-    else if (lower === 'my' || lower === 'mine') rep = `${v.speaker}'s`;
+    else if (lower === 'my' || lower === 'mine') rep = `${me}'s`;
     else if (lower === 'your' || lower === 'yours') rep = `${v.listener}'s`;
     else if (lower === 'our' || lower === 'ours') rep = `${v.speakerGroup}'s`;
     else if (lower === 'we' || lower === 'us' || lower === 'ourselves') rep = v.speakerGroup;
-    else if (lower === "let's") rep = `${v.speaker} proposed to`;
+    else if (lower === "let's") rep = `${me} proposed to`;
     else {
       const [who, tail] = lower.split("'") as [string, string];
-      const subject = who === 'i' ? v.speaker : who === 'you' ? v.listener : v.speakerGroup;
+      const subject = who === 'i' ? me : who === 'you' ? v.listener : v.speakerGroup;
       const plural = who === 'we';
       const verb = CONTRACTION[`'${tail}`] ?? '';
       const agreed = plural ? (verb === 'has' ? 'have' : verb) : verb === 'are' ? 'is' : verb;
@@ -106,15 +113,24 @@ export function rewritePronouns(text: string, v: Voices): string {
   }
   out += src.slice(at);
   // Questions invert subject and auxiliary: "do you have" → "does Rajiv Kumar have".
-  for (const name of new Set([v.speaker, v.listener])) {
+  for (const name of new Set([me, v.listener])) {
     const esc = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     // Only in question position (sentence start or after a wh-word) and not before a possessive:
     // "to have Rajiv Kumar's number" keeps its "have".
-    const inverted = new RegExp(`(^|[.!?"]\\s*|\\b(?:what|when|where|why|how|which|who|whom)\\s+)(do|are|have|were|am|don't|aren't|haven't)(\\s+${esc})(?!'s)\\b`, 'gi');
+    // The wh-word may lead a short noun phrase: "what kind of home are you looking for".
+    const inverted = new RegExp(`(^|[.!?"]\\s*|\\b(?:what|when|where|why|how|which|who|whom)(?:\\s+[a-z]+){0,3}?\\s+)(do|are|have|were|am|don't|aren't|haven't)(\\s+${esc})(?!'s)\\b`, 'gi');
     out = out.replace(inverted, (_m, lead: string, aux: string, rest: string) => {
       const third = thirdPerson(aux.toLowerCase());
       return lead + (aux[0] === aux[0]!.toUpperCase() ? third.charAt(0).toUpperCase() + third.slice(1) : third) + rest;
     });
   }
   return out;
+}
+
+/** Does the sentence say any part of the speaker's name ("Rajiv" of "Rajiv Kumar")? */
+function namesSpeaker(text: string, speaker: string): boolean {
+  return speaker
+    .split(/\s+/)
+    .filter((part) => part.length > 1)
+    .some((part) => new RegExp(`\\b${part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(text));
 }
