@@ -18,6 +18,13 @@ function vec(...xs: number[]): Float32Array {
   xs.forEach((x, i) => (v[i] = x));
   return v;
 }
+function unit(v: Float32Array): Float32Array {
+  const n = Math.hypot(...v) || 1;
+  return v.map((x) => x / n);
+}
+function dot(a: Float32Array, b: Float32Array): number {
+  return a.reduce((s, x, i) => s + x * b[i]!, 0);
+}
 function acu(id: string, v: Float32Array): Acu {
   return { id, text: `fact ${id}`, embedding: v, turnRefs: [`turn-${id}`], sessionId: 's', validAt: '2026-01-01T00:00:00.000Z', createdAt: '2026-01-01T00:00:00.000Z', contentHash: id };
 }
@@ -128,17 +135,28 @@ describe('SqliteAcuIndex in-memory codes across connections, past the candidate 
     expect((await reader.search(scope, late[3]!.embedding, 1))[0]?.acu.id).toBe('b-3');
   });
 
-  it('answers the same with the cache, without it, and for a user too big for its budget (sqlite-vec KNN)', async () => {
+  it('answers with the cache, without it, and for a user too big for its budget (sqlite-vec KNN): each stored row first, exact scores', async () => {
     const cached = new SqliteAcuIndex(dbs[0]!, { dimensions: DIM });
     const uncached = new SqliteAcuIndex(dbs[0]!, { dimensions: DIM, vectorCacheMiB: 0 });
     const tiny = new SqliteAcuIndex(dbs[1]!, { dimensions: DIM, vectorCacheMiB: 0.01 });
-    await cached.upsert(scope, corpus('c-', 2000));
-    const queries = Array.from({ length: 5 }, vector);
-    const expected = await cached.nearestMany(scope, queries, 5);
+    const rows = corpus('c-', 2000);
+    await cached.upsert(scope, rows);
+    const probes = [3, 500, 1999].map((i) => rows[i]!);
+    const byId = new Map(rows.map((r) => [r.id, unit(r.embedding)]));
+    for (const index of [cached, uncached, tiny]) {
+      const answers = await index.nearestMany(
+        scope,
+        probes.map((p) => p.embedding),
+        5,
+      );
+      answers.forEach((hits, i) => {
+        expect(hits.map((h) => h.acu.id)[0]).toBe(probes[i]!.id);
+        for (const h of hits) expect(h.score).toBeCloseTo(dot(byId.get(h.acu.id)!, unit(probes[i]!.embedding)), 5);
+      });
+    }
+    expect(await tiny.nearestMany(scope, [rows[7]!.embedding], 5)).toEqual(await uncached.nearestMany(scope, [rows[7]!.embedding], 5));
     expect(cached.cacheStats()).toEqual({ users: 1, bytes: expect.any(Number) });
-    expect(await uncached.nearestMany(scope, queries, 5)).toEqual(expected);
-    expect(await tiny.nearestMany(scope, queries, 5)).toEqual(expected);
-    expect(tiny.cacheStats().users).toBe(0);
+    expect([uncached.cacheStats().users, tiny.cacheStats().users]).toEqual([0, 0]);
   });
 
   it('evicts the least recently searched user past the budget', async () => {

@@ -21,16 +21,19 @@ export interface SqliteAcuIndexOptions {
    */
   dimensions?: number;
   /**
-   * Candidates the Hamming pre-selection hands to the exact rescore: the most of `oversample`
-   * per hit asked for (default 8), `minCandidates` (default 128) and `candidateShare` of the
-   * user's rows (default 0.005). The share is what keeps recall as a user grows: the codes that
-   * beat a true neighbour on Hamming distance grow with the rows. Measured (BENCHMARKS.md, vector
-   * engine): fused 896-d embeddings of 10k facts keep 0.996 of the exact top-10 with 128; 100k
-   * topic-clustered 896-d vectors keep 0.963 with 300 and 1.0 with 500.
+   * Candidates handed to the exact rescore: the most of `oversample` per hit asked for
+   * (default 8), `minCandidates` (default 128) and `candidateShare` of the user's rows (default
+   * 0.004). The share is what keeps recall as a user grows: the codes that beat a true neighbour
+   * grow with the rows. They are picked from `shortlistFactor` times as many (default 4) nearest
+   * by Hamming distance, ranked by the query's floats against the codes' signs. Measured
+   * (BENCHMARKS.md, vector engine): 100k topic-clustered 896-d vectors keep 0.963 of the exact
+   * top-10 with 300 candidates by Hamming alone and 1.0 with 500; ranked from a shortlist 4 times
+   * as long, 0.975 with 200, 0.995 with 300 and 0.999 with 400.
    */
   oversample?: number;
   minCandidates?: number;
   candidateShare?: number;
+  shortlistFactor?: number;
   /**
    * Budget of the users' binary codes held in memory, in MiB (config `sqlite.vectorCacheMiB`,
    * default CONFIG_DEFAULTS). 0 turns the cache off: every search asks sqlite-vec's KNN.
@@ -84,6 +87,7 @@ export class SqliteAcuIndex implements AcuIndex {
   private readonly oversample: number;
   private readonly minCandidates: number;
   private readonly candidateShare: number;
+  private readonly shortlistFactor: number;
   private readonly cache: CodeCache | undefined;
   private readonly scratch = new ScanScratch();
   /** Users whose codes would not fit the budget, with the `since` they were measured at. */
@@ -98,7 +102,8 @@ export class SqliteAcuIndex implements AcuIndex {
     this.dimensions = options.dimensions;
     this.oversample = options.oversample ?? 8;
     this.minCandidates = options.minCandidates ?? 128;
-    this.candidateShare = options.candidateShare ?? 0.005;
+    this.candidateShare = options.candidateShare ?? 0.004;
+    this.shortlistFactor = options.shortlistFactor ?? 4;
     const budget = (options.vectorCacheMiB ?? CONFIG_DEFAULTS.sqlite.vectorCacheMiB) * 1024 * 1024;
     this.cache = budget > 0 ? new CodeCache(budget) : undefined;
     const q = (this.q = prepareAcuStatements(db));
@@ -181,7 +186,7 @@ export class SqliteAcuIndex implements AcuIndex {
     let candidates: number[][];
     if (codes) {
       const wanted = Math.max(base, Math.ceil(codes.count * this.candidateShare));
-      candidates = queries.map((q) => codes.nearest(binaryCode(q), wanted, this.scratch));
+      candidates = queries.map((q) => codes.nearest(q, wanted, wanted * this.shortlistFactor, this.scratch));
     } else {
       const wanted = Math.max(base, Math.ceil((this.q.count.get(...scopeParams(scope))?.n ?? 0) * this.candidateShare));
       // Past sqlite-vec's KNN limit (a k in the hundreds) every row of the user is a candidate: the exact scan.
@@ -190,14 +195,19 @@ export class SqliteAcuIndex implements AcuIndex {
     }
     // One read of the vectors of every query's candidates, then one read of the rows kept: a row's
     // text and refs cost as much to read and decode as its vector, and most candidates are dropped.
-    const stored = new Map<number, Float32Array>();
+    const stored = new Map<number, Buffer>();
     const union = [...new Set(candidates.flat())];
-    for (const row of this.q.vectorsOf.all(JSON.stringify(union))) stored.set(row.rid, bytesToVector(row.embedding));
+    for (const row of this.q.vectorsOf.all(JSON.stringify(union))) if (row.embedding.byteLength === dim * 4) stored.set(row.rid, row.embedding);
+    // One aligned buffer the stored bytes are copied into (a Buffer from SQLite need not be 4-byte aligned): no garbage per candidate.
+    const v = new Float32Array(dim);
+    const bytes = new Uint8Array(v.buffer);
     const tops = queries.map((query, i) => {
       const scored: Array<{ rid: number; score: number }> = [];
       for (const rid of candidates[i]!) {
-        const v = stored.get(rid);
-        if (v && v.length === dim) scored.push({ rid, score: dot(v, query) });
+        const embedding = stored.get(rid);
+        if (!embedding) continue;
+        bytes.set(embedding);
+        scored.push({ rid, score: dot(v, query) });
       }
       // Ties: the older row first, as the exact scan this replaced answered.
       scored.sort((a, b) => b.score - a.score || a.rid - b.rid);
