@@ -61,9 +61,10 @@ interface VectorStatements {
  * Tier 2, embedded: ACU rows in SQLite, an FTS5 table for the BM25 leg, and a sqlite-vec
  * vec0 table per embedding size holding each row's sign bits, partitioned by user.
  *
- * A vector search picks candidates by Hamming distance between sign-bit codes, then rescores
- * them exactly by cosine from their stored Float32 vectors (stored L2-normalised, so
- * cosine = dot), read in one `IN (...)` query. The candidates come from the user's codes held
+ * A vector search picks candidates from the sign-bit codes (a Hamming shortlist, ranked by the
+ * query's floats against the codes' signs), then rescores them exactly by cosine from their
+ * stored Float32 vectors (stored L2-normalised, so cosine = dot), read in one `IN (...)` query
+ * for all the queries of a nearestMany. The candidates come from the user's codes held
  * in memory (code-cache.ts: a popcount scan costs the same for any number of candidates, where
  * sqlite-vec's KNN grows with them and missed the 100k target), bounded by an LRU byte budget.
  * The vec0 table stays the codes' store: a user's codes load from it (~4× faster than
