@@ -259,7 +259,7 @@ export async function openStores(config: Config, clock: Clock, logger: Logger, c
   const acus =
     a.acus === 'qdrant'
       ? await (await import('../adapters/qdrant/index.ts')).createQdrantAcuIndex({ ...config.qdrant, dimensions: embedder.dimensions })
-      : new sqlite!.SqliteAcuIndex(db!, { dimensions: embedder.dimensions });
+      : new sqlite!.SqliteAcuIndex(db!, { dimensions: embedder.dimensions, vectorCacheMiB: config.sqlite.vectorCacheMiB });
   if (embedder.dimensions !== embedderDimensions(config)) logger.warn('embedder dimensions differ from config', { embedder: embedder.dimensions, config: embedderDimensions(config) });
   return { buffer, cache, documents, cold, acus, lock, extractor, embedder };
 }

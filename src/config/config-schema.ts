@@ -114,7 +114,16 @@ export const configSchema = z
       })
       .prefault({}),
     log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),
-    sqlite: z.strictObject({ path: z.string().default('./data/memgate.db') }).prefault({}),
+    sqlite: z
+      .strictObject({
+        path: z.string().default('./data/memgate.db'),
+        /**
+         * MiB of users' binary ACU codes the embedded vector index holds in memory (LRU over users;
+         * 896-d: ~1.2 MiB per 10k ACUs). 0: every vector search asks sqlite-vec's KNN.
+         */
+        vectorCacheMiB: z.number().min(0).default(128),
+      })
+      .prefault({}),
     schemasDir: z.string().default('./config/schemas'),
     adapters: adaptersSchema.prefault({}),
     redis: z

@@ -15,6 +15,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_SWEEP_INTERVAL_MS: 'server.sweepIntervalMs',
   MEMGATE_LOG_LEVEL: 'log.level',
   MEMGATE_SQLITE_PATH: 'sqlite.path',
+  MEMGATE_SQLITE_VECTOR_CACHE_MIB: 'sqlite.vectorCacheMiB',
   MEMGATE_SCHEMAS_DIR: 'schemasDir',
   MEMGATE_INLINE_WORKERS: 'server.inlineWorkers',
   MEMGATE_REDIS_URL: 'redis.url',

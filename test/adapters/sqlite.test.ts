@@ -473,6 +473,31 @@ describe('vector engine (sqlite-vec)', () => {
     }
   });
 
+  it('a file of schema 3 (no write stamps) gets a stamp for every user at open, so cached codes can be checked', async () => {
+    const path = join(tmp, 'schema-3.db');
+    const [a, b] = [randomScope(), randomScope()];
+    const first = openSqlite(path);
+    const index = new SqliteAcuIndex(first);
+    await index.upsert(a, [makeAcu(a, 'a1', unitVector({ 0: 1 }))]);
+    await index.upsert(b, [makeAcu(b, 'b1', unitVector({ 1: 1 }))]);
+    // What schema 3 left: no stamps, or stale ones of schema 2.
+    first.exec(
+      'DELETE FROM acu_scopes; INSERT INTO acu_scopes (tenant_id, agent_id, user_id, version, since) SELECT tenant_id, agent_id, user_id, 1, 1 FROM acu_items LIMIT 1; PRAGMA user_version = 3',
+    );
+    first.close();
+    await checkpointerOf(first)?.exited;
+    const reopened = openSqlite(path);
+    try {
+      const stamps = reopened.prepare<[], { version: number; since: number }>('SELECT version, since FROM acu_scopes').all();
+      expect(stamps).toHaveLength(2);
+      expect(stamps.every((s) => s.version > 1 && s.since === s.version)).toBe(true);
+      expect(reopened.pragma('user_version', { simple: true })).toBe(5);
+    } finally {
+      reopened.close();
+      await checkpointerOf(reopened)?.exited;
+    }
+  });
+
   it('refuses to start without the extension: a clear unavailable error, not a silent scan', () => {
     const err = (() => {
       try {

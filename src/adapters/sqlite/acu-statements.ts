@@ -8,7 +8,11 @@ type Stmt<P extends unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
 /** The prepared statements of SqliteAcuIndex, spelled out so the declaration build can name them. */
 export interface AcuStatements {
   upsert: Stmt<unknown[], { rid: number }>;
-  previous: Stmt<[string], { rid: number; bytes: number }>;
+  previous: Stmt<[string], { rid: number; embedding: Buffer }>;
+  stamp: Stmt<[...ScopeParams, ...ScopeParams], { maxRid: number | null; version: number | null; since: number | null }>;
+  nextGeneration: Stmt<[], { value: number }>;
+  writeStamp: Stmt<[...ScopeParams, number, number, number]>;
+  vectorsSince: Stmt<[...ScopeParams, number, number], { rid: number; embedding: Buffer }>;
   ftsDelete: Stmt<[number]>;
   ftsInsert: Stmt<[number, string, string]>;
   firstBytes: Stmt<ScopeParams, { bytes: number }>;
@@ -36,7 +40,26 @@ export function prepareAcuStatements(db: Database): AcuStatements {
        WHERE tenant_id = excluded.tenant_id AND agent_id = excluded.agent_id AND user_id = excluded.user_id
        RETURNING rid`,
     ),
-    previous: db.prepare<[string], { rid: number; bytes: number }>('SELECT rid, length(embedding) AS bytes FROM acu_items WHERE id = ?'),
+    // The old vector too: an upsert that changes a row's code in place tells cached codes to reload.
+    previous: db.prepare<[string], { rid: number; embedding: Buffer }>('SELECT rid, embedding FROM acu_items WHERE id = ?'),
+    // A user's write stamp (what cached codes are checked against on every search): the newest
+    // row (an index seek: rid ends every acu_items_scope entry) and the generations of acu_scopes.
+    stamp: db.prepare<[...ScopeParams, ...ScopeParams], { maxRid: number | null; version: number | null; since: number | null }>(
+      `SELECT (SELECT MAX(rid) FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?) AS maxRid, s.version AS version, s.since AS since
+       FROM (SELECT 1) LEFT JOIN acu_scopes s ON s.tenant_id = ? AND s.agent_id = ? AND s.user_id = ?`,
+    ),
+    nextGeneration: db.prepare<[], { value: number }>('UPDATE acu_generation SET value = value + 1 WHERE id = 1 RETURNING value'),
+    // version: the generation of the user's last write; since: of the last write that rewrote a code
+    // in place, or of the user's first write (after a forget too): cached codes older than it reload.
+    writeStamp: db.prepare<[...ScopeParams, number, number, number]>(
+      `INSERT INTO acu_scopes (tenant_id, agent_id, user_id, version, since) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, agent_id, user_id) DO UPDATE SET version = excluded.version,
+         since = CASE WHEN ? THEN excluded.since ELSE acu_scopes.since END`,
+    ),
+    // Rows written after cached codes were read (a seek on acu_items_scope, whose entries end in rid).
+    vectorsSince: db.prepare<[...ScopeParams, number, number], { rid: number; embedding: Buffer }>(
+      'SELECT rid, embedding FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND rid > ? AND length(embedding) = ? ORDER BY rid',
+    ),
     ftsDelete: db.prepare<[number]>('DELETE FROM acu_fts WHERE rowid = ?'),
     ftsInsert: db.prepare<[number, string, string]>('INSERT INTO acu_fts (rowid, sk, text) VALUES (?, ?, ?)'),
     // The user's first row sets the vector size when the embedder's is not configured.
@@ -56,7 +79,7 @@ export function prepareAcuStatements(db: Database): AcuStatements {
     coded: db.prepare<ScopeParams, { rid: number; bytes: number }>('SELECT rid, length(embedding) AS bytes FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
     forgetFts: db.prepare<ScopeParams>('DELETE FROM acu_fts WHERE rowid IN (SELECT rid FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?)'),
     forgetItems: db.prepare<ScopeParams>('DELETE FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
-    // acu_scopes held the write generations of the vector cache the vector engine replaced; rows of older files go with their user.
+    // The user's write stamp goes with the rows: the next write starts a new `since`.
     forgetScope: db.prepare<ScopeParams>('DELETE FROM acu_scopes WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
   };
 }

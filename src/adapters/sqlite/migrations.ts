@@ -83,8 +83,9 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
       gen INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS acu_items_scope ON acu_items (tenant_id, agent_id, user_id);
-    -- Write generations of the in-memory vector cache of schema 2 (replaced by the vector engine in
-    -- schema 3): no longer written; kept so files of both schemas have the same tables.
+    -- Write stamps of each user's ACUs (schema 2 and again from schema 4; schema 3 did not write
+    -- them): the in-memory binary codes of SqliteAcuIndex are checked against them on every search.
+    -- acu_generation is the counter the stamps are drawn from; acu_items.gen is no longer written.
     CREATE TABLE IF NOT EXISTS acu_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
     INSERT OR IGNORE INTO acu_generation (id, value) VALUES (1, 0);
     CREATE TABLE IF NOT EXISTS acu_scopes (
@@ -99,7 +100,7 @@ const MIGRATIONS: Readonly<Record<string, string>> = {
 };
 
 /** Bumped when a migration needs more than CREATE IF NOT EXISTS. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 const migrated = new WeakSet<Database>();
 
@@ -118,8 +119,11 @@ export function migrate(db: Database): void {
     db.exec('DROP INDEX IF EXISTS acu_items_gen');
     // Version 3: the vector engine's per-dimension vec0 tables, filled from the stored vectors.
     backfillVectorTables(db);
+    // Version 4: the in-memory codes are checked against acu_scopes again, which schema 3 left
+    // stale; a new generation for every user with rows makes any earlier stamp moot.
+    if ((db.pragma('user_version', { simple: true }) as number) < 4) restampAcuScopes(db);
     addColumnIfMissing(db, 'tb_sessions', 'generation', 'INTEGER NOT NULL DEFAULT 1');
-    // Version 4: who holds a live call's socket, and when a dropped call is due to end (the sweep's two reads).
+    // Version 5: who holds a live call's socket, and when a dropped call is due to end (the sweep's two reads).
     addColumnIfMissing(db, 'tb_sessions', 'holder', 'TEXT');
     addColumnIfMissing(db, 'tb_sessions', 'due_at', 'INTEGER');
     db.exec('CREATE INDEX IF NOT EXISTS tb_sessions_held ON tb_sessions (holder) WHERE holder IS NOT NULL AND ended_at IS NULL');
@@ -129,7 +133,16 @@ export function migrate(db: Database): void {
   migrated.add(db);
 }
 
-/** Versions 2, 3 and 4 added columns; files made by earlier versions get them here. */
+/** Give every user with ACU rows a fresh write stamp (one generation for all: a reader holds no codes yet). */
+function restampAcuScopes(db: Database): void {
+  const gen = db.prepare<[], { value: number }>('UPDATE acu_generation SET value = value + 1 WHERE id = 1 RETURNING value').get()!.value;
+  db.prepare<[number, number]>(
+    `INSERT INTO acu_scopes (tenant_id, agent_id, user_id, version, since) SELECT DISTINCT tenant_id, agent_id, user_id, ?, ? FROM acu_items WHERE true
+     ON CONFLICT (tenant_id, agent_id, user_id) DO UPDATE SET version = excluded.version, since = excluded.since`,
+  ).run(gen, gen);
+}
+
+/** Versions 2, 3 and 5 added columns; files made by earlier versions get them here. */
 function addColumnIfMissing(db: Database, table: string, column: string, decl: string): void {
   const columns = db.pragma(`table_info(${table})`) as Array<{ name: string }>;
   if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);

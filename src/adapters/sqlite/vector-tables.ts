@@ -68,7 +68,7 @@ export function binaryCode(vector: Float32Array): Buffer {
 }
 
 /** The Float32 view of stored embedding bytes (copied: SQLite's Buffer need not be 4-byte aligned). */
-function bytesToVector(bytes: Uint8Array): Float32Array {
+export function bytesToVector(bytes: Uint8Array): Float32Array {
   const v = new Float32Array(bytes.byteLength >> 2);
   new Uint8Array(v.buffer).set(bytes.subarray(0, v.byteLength));
   return v;
