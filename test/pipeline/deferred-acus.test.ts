@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testConfig } from '../support/config.ts';
+import { RAJIV_FIRST_CALL } from '../support/fixtures.ts';
 import { waitFor } from '../support/wait.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
@@ -28,16 +29,8 @@ class CountingEncoder implements Embedder {
 }
 
 const scope: Scope = { tenantId: 't', agentId: 'real-estate', userId: 'rajiv' };
-const turns = [
-  ['agent', 'Hello, who am I speaking with?'],
-  ['user', 'My name is Rajiv Kumar.'],
-  ['agent', 'What budget do you have in mind?'],
-  ['user', 'My budget is around 50 lakhs.'],
-  ['agent', 'Have you applied for a loan?'],
-  ['user', 'Yes, I applied for a loan with HDFC last week.'],
-  ['agent', 'Where would you like to buy?'],
-  ['user', "I'm looking for a 3 BHK flat near Whitefield."],
-] as const;
+// The call without its goodbye.
+const turns = RAJIV_FIRST_CALL.slice(0, 8);
 
 let runtime: Runtime;
 let encoder: CountingEncoder;

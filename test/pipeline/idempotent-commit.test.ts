@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testConfig } from '../support/config.ts';
+import { RAJIV_FIRST_CALL } from '../support/fixtures.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { Scope } from '../../src/core/types.ts';
 import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
@@ -8,18 +9,7 @@ import { createRuntime, type Runtime } from '../../src/app/wiring.ts';
 // state that the retried job completes without duplicating anything.
 let runtime: Runtime;
 const scope: Scope = { tenantId: 't', agentId: 'real-estate', userId: 'rajiv' };
-const turns = [
-  ['agent', 'Hello, who am I speaking with?'],
-  ['user', 'My name is Rajiv Kumar.'],
-  ['agent', 'What budget do you have in mind?'],
-  ['user', 'My budget is around 50 lakhs.'],
-  ['agent', 'Have you applied for a loan?'],
-  ['user', 'Yes, I applied for a loan with HDFC last week.'],
-  ['agent', 'Where would you like to buy?'],
-  ['user', "I'm looking for a 3 BHK flat near Whitefield."],
-  ['agent', 'Great, I will send options.'],
-  ['user', 'Thanks, bye.'],
-] as const;
+const turns = RAJIV_FIRST_CALL;
 
 async function loadedRuntime(): Promise<Runtime> {
   const rt = await createRuntime(testConfig({ sqlite: { path: ':memory:' }, memory: { minKeptTurns: 2, maxKeptTurns: 2 }, log: { level: 'silent' } }), { logger: silentLogger });

@@ -195,3 +195,17 @@ export const HOSTILE_QUERIES: readonly string[] = [
   'x'.repeat(5000),
   'budget '.repeat(300),
 ];
+
+/** A first call with a home buyer, as [role, text]: name, budget, loan and location, then a goodbye. */
+export const RAJIV_FIRST_CALL = [
+  ['agent', 'Hello, who am I speaking with?'],
+  ['user', 'My name is Rajiv Kumar.'],
+  ['agent', 'What budget do you have in mind?'],
+  ['user', 'My budget is around 50 lakhs.'],
+  ['agent', 'Have you applied for a loan?'],
+  ['user', 'Yes, I applied for a loan with HDFC last week.'],
+  ['agent', 'Where would you like to buy?'],
+  ['user', "I'm looking for a 3 BHK flat near Whitefield."],
+  ['agent', 'Great, I will send options.'],
+  ['user', 'Thanks, bye.'],
+] as const;
