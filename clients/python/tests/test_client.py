@@ -33,8 +33,9 @@ def test_a_call_over_the_websocket_is_remembered_next_call(gateway, encoding):
             await ws.end()
             assert ws.session_id is None
 
+        # `end` queued a run: the flush waits for it and reports it, or finds it already committed.
         report = await http.flush(AGENT, caller)
-        assert report.ran and report.turns_read == 2 and report.facts_extracted >= 1
+        assert (report.ran and report.turns_read == 2 and report.facts_extracted >= 1) or report.skipped == "up-to-date"
         budget = [e for e in await http.timeline(AGENT, caller) if e.field == "budget"]
         assert [(e.status, e.value["amount"], e.value["currency"]) for e in budget] == [("active", 8_000_000, "INR")]
 
@@ -58,7 +59,7 @@ def test_the_same_call_over_http(gateway):
         assert [t["turnId"] for t in await http.turns(AGENT, caller)] == ["h-1"]
         await http.end(sid)
         report = await http.flush(AGENT, caller)
-        assert report.ran
+        assert report.ran or report.skipped == "up-to-date"
         reply = await http.search(AGENT, caller, "how many bedrooms?", k=2)
         assert reply.results[0].fact["field"] == "bedrooms" and reply.results[0].confidence == "high"
         history = await http.timeline(AGENT, caller, history=True)
