@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { FusedEmbedder } from '../../src/adapters/fused/index.ts';
+import { encoderView } from '../../src/text/encoder-view.ts';
 import { OfflineEmbedder } from '../../src/adapters/offline/index.ts';
 import { UseLiteEmbedder } from '../../src/adapters/use-lite/index.ts';
 import { createRuntime } from '../../src/app/wiring.ts';
@@ -105,10 +106,16 @@ export async function searchByEmbedder(tmpDir: string, runId: string, embedders:
         const share = config.embeddings.fusedSemanticShare;
         const fused = new FusedEmbedder([
           { embedder: hashing, weight: 1 - share },
-          { embedder: new UseLiteEmbedder(), weight: share },
+          { embedder: new UseLiteEmbedder(), weight: share, costly: true, view: encoderView },
         ]);
+        // The runtime's encoder reads each text's encoderView: texts it changes are embedded again.
         const use = await useLite();
-        vectors = hashVectors.map((h, i) => fused.fuse([h, use[i]!]));
+        const viewed = texts.map((t) => encoderView(t));
+        const changed = viewed.flatMap((v, i) => (v === texts[i] ? [] : [i]));
+        const again = changed.length > 0 ? await new UseLiteEmbedder({ batchSize: 128 }).embed(changed.map((i) => viewed[i]!)) : [];
+        const useViewed = [...use];
+        changed.forEach((i, j) => (useViewed[i] = again[j]!));
+        vectors = hashVectors.map((h, i) => fused.fuse([h, useViewed[i]!]));
         const sample = [0, 1234, 9999];
         const own = await rt.ports.embedder.embed(sample.map((i) => texts[i]!));
         for (const [j, i] of sample.entries()) {
