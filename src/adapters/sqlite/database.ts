@@ -9,7 +9,7 @@ import { migrate } from './migrations.ts';
 export type Database = BetterSqlite3.Database;
 
 /** How long a writer waits for another connection's lock before SQLITE_BUSY. */
-const BUSY_TIMEOUT_MS = 5_000;
+export const BUSY_TIMEOUT_MS = 5_000;
 
 /** SQLite's own default, restored if the checkpointer thread dies. */
 const AUTO_CHECKPOINT_PAGES = 1_000;
