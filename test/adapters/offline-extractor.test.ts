@@ -354,7 +354,7 @@ describe('OfflineExtractor.compress', () => {
     );
     expect(acus).toEqual([
       { text: 'Rajiv Kumar (user) said the budget is around 80 lakhs, as of 2026-01-15.', turnRefs: ['m-0', 'm-1'], validAt: '2026-01-15T10:00:05.000Z' },
-      { text: "The bank approved Rajiv Kumar's (user) loan on 2026-01-14, as of 2026-01-15.", turnRefs: ['m-2'], validAt: '2026-01-15T10:00:10.000Z' },
+      { text: "The bank approved Rajiv Kumar's loan on 2026-01-14, as of 2026-01-15.", turnRefs: ['m-2'], validAt: '2026-01-15T10:00:10.000Z' },
       { text: 'Rajiv Kumar (user) has pets (a golden retriever), as of 2026-01-15.', turnRefs: ['m-3', 'm-4'], validAt: '2026-01-15T10:00:20.000Z' },
     ]);
   });
@@ -458,7 +458,7 @@ describe('OfflineExtractor.compress', () => {
       'Asha (agent) asked "What kind of home is Rajiv Kumar looking for?" and Rajiv Kumar (user) answered "Rajiv Kumar is looking for a 3 BHK flat near Whitefield"',
       'Rajiv Kumar (user) is looking for a 3 BHK flat near Whitefield',
       'Asha (agent) asked "What budget does Rajiv Kumar have in mind?" and Rajiv Kumar (user) answered "Rajiv Kumar\'s budget is around 50 lakhs for now"',
-      "Rajiv Kumar's (user) budget is around 50 lakhs for now",
+      "Rajiv Kumar's budget is around 50 lakhs for now",
       'Rajiv Kumar (user) said the budget for the second flat is around 30 lakhs',
     ]);
   });

@@ -195,8 +195,10 @@ function statement(s: string, t: Turn, voices: Voices, names: Names, role: 'user
   const at = new RegExp(`\\b${speaker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').exec(body)?.index ?? -1;
   // An agent's sentence keeps its "said" unless it opens with the agent: who said it matters there.
   if (at < 0 || (role === 'agent' && at > 0)) return `${who} said ${lcFirst(body)}`;
-  if (!known) return body;
-  const end = at + speaker.length + (body.startsWith("'s", at + speaker.length) ? 2 : 0);
+  // A possessive mention ("Rajiv Kumar's loan") names whose thing it is; a role tag inside it
+  // ("Rajiv Kumar's (user) loan") reads as a splice, so it stays untagged.
+  if (!known || body.startsWith("'s", at + speaker.length)) return body;
+  const end = at + speaker.length;
   return `${body.slice(0, end)} (${role})${body.slice(end)}`;
 }
 
