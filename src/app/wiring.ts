@@ -110,7 +110,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
 /** The thread lane, or null (logged) when this process cannot load it: extraction then runs inline. */
 function startLane(config: Config, ports: Ports, logger: Logger, encode: ThreadLaneOptions['encode']): ThreadLane | null {
   try {
-    return startThreadLane(config, { events: ports.events, logger, ...(encode ? { encode } : {}) });
+    // The gateway removes extracted turns on its own connection: the append's file keeps one writer.
+    return startThreadLane(config, { events: ports.events, logger, removeTurns: (scope, turnIds) => ports.buffer.remove(scope, turnIds), ...(encode ? { encode } : {}) });
   } catch (err) {
     logger.warn('extraction thread unavailable; extracting on the gateway thread', { err });
     return null;
