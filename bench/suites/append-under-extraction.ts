@@ -79,7 +79,9 @@ export const appendUnderExtractionSuite: Suite = {
     details['baseline'] = baseline;
     const lanes: Record<string, Run> = {};
     details['lanes'] = lanes;
+    const only = process.env['MEMGATE_BENCH_LANES'];
     for (const [i, variant] of LANES.entries()) {
+      if (only && !only.split(',').some((l) => variant.label.startsWith(l))) continue;
       say(`  extraction lane on, ${variant.label}: ${durationS} s measured, then up to ${drainWaitS} s for the backlog to drain`);
       const lane = await withServer(join(ctx.tmpDir, `lane-on-${i}`), { ...env, ...variant.env }, (s) => measure(s, spec(s, durationS, `bench-lane-on-${i}-${ctx.runId}`), drainWaitS));
       lanes[variant.label] = lane;

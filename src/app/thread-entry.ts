@@ -9,9 +9,9 @@ import { InProcessEventBus } from '../adapters/inprocess/index.ts';
 import { SchemaRegistry } from '../service/schema-registry.ts';
 import { openStores } from './wiring.ts';
 import type { FromThread, ThreadLaneData, ToThread, WireError } from '../workers/thread-protocol.ts';
-import { yieldingWrites } from '../workers/yielding-writes.ts';
+import { override, yieldingWrites } from '../workers/yielding-writes.ts';
 import { lowerThreadPriority } from '../workers/thread-priority.ts';
-import { borrowEncoder } from '../workers/borrowed-encoder.ts';
+import { borrowFromGateway } from '../workers/gateway-loans.ts';
 
 /**
  * The extraction thread (see thread-lane.ts): the stores a run needs, opened on the
@@ -22,7 +22,7 @@ import { borrowEncoder } from '../workers/borrowed-encoder.ts';
  */
 if (!parentPort) throw new Error('thread-entry.ts runs only as the extraction worker thread');
 const port = parentPort;
-const { config, encoderLent } = workerData as ThreadLaneData;
+const { config, encoderLent, removalsLent } = workerData as ThreadLaneData;
 const post = (message: FromThread) => port.postMessage(message);
 
 const logger = createLogger(config.log.level, { service: 'memgate', component: 'extraction-thread', threadId });
@@ -32,8 +32,9 @@ if (priority.error) logger.warn('extraction thread runs at the gateway priority'
 const clock = systemClock;
 // Only what a run needs: the stores, the lock, the extractor, the embedder and the ACU index (no bus, no service).
 const closers: Array<() => Promise<void>> = [];
-const lent = encoderLent ? borrowEncoder(post) : null;
-const stores = await openStores(config, clock, logger, closers, true, lent?.model);
+const lent = borrowFromGateway(post);
+const opened = await openStores(config, clock, logger, closers, true, encoderLent ? lent.model : undefined);
+const stores = removalsLent ? { ...opened, buffer: override(opened.buffer, { remove: (scope, turnIds) => lent.remove(scope, turnIds) }) } : opened;
 // The pipeline publishes here; the gateway re-publishes on its own bus (dashboards, /metrics, flush reports).
 const events = new InProcessEventBus();
 events.subscribe((event) => post({ kind: 'event', event }));
@@ -50,8 +51,8 @@ port.on('message', (message: ToThread) => {
     void stop();
     return;
   }
-  if (message.kind === 'encoded' || message.kind === 'encode-failed') {
-    lent?.settle(message);
+  if (message.kind === 'answered' || message.kind === 'refused') {
+    lent.settle(message);
     return;
   }
   const { id, scope, maxWaitMs, mode, trace } = message;

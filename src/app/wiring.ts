@@ -110,7 +110,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
 /** The thread lane, or null (logged) when this process cannot load it: extraction then runs inline. */
 function startLane(config: Config, ports: Ports, logger: Logger, encode: ThreadLaneOptions['encode']): ThreadLane | null {
   try {
-    return startThreadLane(config, { events: ports.events, logger, ...(encode ? { encode } : {}) });
+    // The gateway removes extracted turns on its own connection: the append's file keeps one writer.
+    return startThreadLane(config, { events: ports.events, logger, removeTurns: (scope, turnIds) => ports.buffer.remove(scope, turnIds), ...(encode ? { encode } : {}) });
   } catch (err) {
     logger.warn('extraction thread unavailable; extracting on the gateway thread', { err });
     return null;
@@ -226,8 +227,16 @@ export async function openStores(config: Config, clock: Clock, logger: Logger, c
   const needsSqlite = a.buffer === 'sqlite' || a.cache === 'sqlite' || a.documents === 'sqlite' || a.cold === 'sqlite' || a.acus === 'sqlite';
   const sqlite = needsSqlite ? await import('../adapters/sqlite/index.ts') : null;
   // One WAL checkpointer per file is enough: the gateway's connection runs it.
-  const db = sqlite ? sqlite.openSqlite(config.sqlite.path, extractionThread ? { checkpointer: false } : {}) : null;
+  const fileOptions = extractionThread ? { checkpointer: false as const } : {};
+  const db = sqlite ? sqlite.openSqlite(config.sqlite.path, fileOptions) : null;
   if (db) closers.push(async () => void db.close());
+  // The turn buffer in a file of its own, so an append never waits for the lane's writes (see turns-file.ts).
+  const turnsDb = a.buffer === 'sqlite' ? sqlite!.openSqlite(sqlite!.turnsFileOf(config.sqlite.path), fileOptions) : null;
+  if (turnsDb) closers.push(async () => void turnsDb.close());
+  if (turnsDb && !extractionThread) {
+    const { moved } = sqlite!.moveTurnTables(turnsDb, config.sqlite.path);
+    if (moved > 0) logger.info('moved the turn buffer into its own file', { rows: moved, file: sqlite!.turnsFileOf(config.sqlite.path) });
+  }
 
   await probeServers(config);
   const redisNeeded = a.buffer === 'redis' || a.cache === 'redis' || a.lock === 'redis';
@@ -245,7 +254,7 @@ export async function openStores(config: Config, clock: Clock, logger: Logger, c
   const buffer =
     a.buffer === 'redis'
       ? new redisMod!.RedisTurnBuffer(redis!, prefix, { idempotencyHorizonMs: config.redis.idempotencyHorizonMs, appendDeadlineMs: config.redis.appendDeadlineMs, now: () => clock.now() })
-      : new sqlite!.SqliteTurnBuffer(db!);
+      : new sqlite!.SqliteTurnBuffer(turnsDb!);
   const cache = a.cache === 'redis' ? new redisMod!.RedisContextCache(redis!, prefix) : new sqlite!.SqliteContextCache(db!);
   const documents = a.documents === 'mongo' ? mongo!.documents : new sqlite!.SqliteDocumentStore(db!);
   const cold = a.cold === 'mongo' ? mongo!.cold : new sqlite!.SqliteColdArchive(db!);

@@ -116,6 +116,7 @@ export const configSchema = z
     log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),
     sqlite: z
       .strictObject({
+        /** The shared file; the turn buffer and sessions live beside it in `<name>.turns.db` (adapters/sqlite/turns-file.ts). */
         path: z.string().default('./data/memgate.db'),
         /**
          * MiB of users' binary ACU codes the embedded vector index holds in memory (LRU over users;

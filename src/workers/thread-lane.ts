@@ -26,6 +26,11 @@ export interface ThreadLaneOptions {
    * texts each, so a search's query embedding waits for one small batch at most.
    */
   encode?: (texts: string[]) => Promise<Float32Array[]>;
+  /**
+   * The gateway's own turn removal, done for the thread (`remove` messages): the append's file
+   * then has one writer, and an append never waits for the thread's write lock.
+   */
+  removeTurns?: (scope: Scope, turnIds: readonly string[]) => Promise<void>;
 }
 
 /** Texts per lent encoder call: ~4 × 7 ms of model time, what a query may wait behind. */
@@ -140,7 +145,7 @@ class ExtractionThread implements ThreadLane {
     this.up = new Promise<void>((resolve) => (this.markUp = resolve));
     const entry = (options.entry ?? DEFAULT_ENTRY).href;
     const { execArgv, preloads } = threadExecArgv(process.execArgv);
-    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry, preloads, encoderLent: options.encode !== undefined };
+    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry, preloads, encoderLent: options.encode !== undefined, removalsLent: options.removeTurns !== undefined };
     this.execArgv = execArgv;
     this.spawn();
   }
@@ -184,8 +189,17 @@ class ExtractionThread implements ThreadLane {
   private onMessage(message: FromThread, worker: Worker): void {
     switch (message.kind) {
       case 'encode':
-        void this.encodeFor(worker, message.id, message.texts);
+        void this.answer(worker, message.id, () => this.encode(message.texts));
         return;
+      case 'remove': {
+        const remove = this.options.removeTurns;
+        void this.answer(worker, message.id, async () => {
+          if (!remove) throw new MemgateError('internal', 'the gateway does not remove turns for the extraction thread');
+          await remove(message.scope, message.turnIds);
+          return undefined;
+        });
+        return;
+      }
       case 'ready':
         this.crashes = 0;
         this.counters.tid = message.tid;
@@ -252,18 +266,24 @@ class ExtractionThread implements ThreadLane {
     this.markUp();
   }
 
-  /** Answer the thread's `encode` with the lent encoder, chunk by chunk (see ENCODE_CHUNK). */
-  private async encodeFor(worker: Worker, id: number, texts: string[]): Promise<void> {
+  /** The lent encoder on `texts`, chunk by chunk (see ENCODE_CHUNK). */
+  private async encode(texts: string[]): Promise<Float32Array[]> {
+    if (!this.options.encode) throw new MemgateError('internal', 'no sentence encoder was lent to the extraction thread');
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += ENCODE_CHUNK) vectors.push(...(await this.options.encode(texts.slice(i, i + ENCODE_CHUNK))));
+    this.counters.textsEncoded += texts.length;
+    return vectors;
+  }
+
+  /** Answer one of the thread's requests with what `work` gives (vectors, or none) or why it failed. */
+  private async answer(worker: Worker, id: number, work: () => Promise<Float32Array[] | undefined>): Promise<void> {
     let reply: ToThread;
     try {
-      if (!this.options.encode) throw new MemgateError('internal', 'no sentence encoder was lent to the extraction thread');
-      const vectors: Float32Array[] = [];
-      for (let i = 0; i < texts.length; i += ENCODE_CHUNK) vectors.push(...(await this.options.encode(texts.slice(i, i + ENCODE_CHUNK))));
-      reply = { kind: 'encoded', id, vectors };
-      this.counters.textsEncoded += texts.length;
+      const vectors = await work();
+      reply = vectors ? { kind: 'answered', id, vectors } : { kind: 'answered', id };
     } catch (err) {
       const e = toMemgateError(err);
-      reply = { kind: 'encode-failed', id, error: { code: e.code, message: e.message, retryable: e.retryable } };
+      reply = { kind: 'refused', id, error: { code: e.code, message: e.message, retryable: e.retryable } };
     }
     // A thread that died meanwhile is gone with its request; its run is redelivered.
     if (this.worker === worker) worker.postMessage(reply);

@@ -21,6 +21,8 @@ export interface ThreadLaneData {
   entry: string;
   /** The gateway lends its sentence encoder (`encode` messages): the thread loads no model of its own. */
   encoderLent: boolean;
+  /** The gateway removes extracted turns from the buffer (`remove` messages): the thread never writes the append's file. */
+  removalsLent: boolean;
   /**
    * The process's own `--import` preloads (a host's OpenTelemetry SDK, say), imported before the entry:
    * Node 20 does not run them in an `eval` worker. Specifiers as given, resolved from the working directory.
@@ -37,9 +39,10 @@ export type ToThread =
   | { kind: 'run'; id: number; scope: Scope; maxWaitMs: number; mode: SemanticMode; trace: WireSpanContext | null }
   /** Take no more runs, let the in-flight ones commit, close the runtime, exit. */
   | { kind: 'stop' }
-  /** The answer to an `encode`: one raw vector per text, in order, or why there is none. */
-  | { kind: 'encoded'; id: number; vectors: Float32Array[] }
-  | { kind: 'encode-failed'; id: number; error: WireError };
+  /** The answer to an `encode` (one raw vector per text, in order) or a `remove` (no vectors). */
+  | { kind: 'answered'; id: number; vectors?: Float32Array[] }
+  /** Why an `encode` or a `remove` was not done. */
+  | { kind: 'refused'; id: number; error: WireError };
 
 /** A failure as it crosses the thread boundary. */
 export interface WireError {
@@ -59,4 +62,6 @@ export type FromThread =
   /** Logged by the gateway: the thread's runtime failed to close cleanly (it still exits). */
   | { kind: 'close-failed'; error: WireError }
   /** Run the sentence encoder on these texts with the gateway's model (ThreadLaneOptions.encode): one copy of its weights per process. */
-  | { kind: 'encode'; id: number; texts: string[] };
+  | { kind: 'encode'; id: number; texts: string[] }
+  /** Remove these turns from the user's buffer on the gateway's connection (ThreadLaneOptions.removeTurns): the append's file keeps one writer. */
+  | { kind: 'remove'; id: number; scope: Scope; turnIds: string[] };

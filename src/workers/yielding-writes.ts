@@ -36,7 +36,7 @@ export function yieldingWrites<P extends ExtractionPorts>(ports: P, options: Yie
 }
 
 /** `target` with `methods` replaced; every other member is the target's own (methods bound to it). */
-function override<T extends object>(target: T, methods: Partial<T>): T {
+export function override<T extends object>(target: T, methods: Partial<T>): T {
   return new Proxy(target, {
     get(t, prop) {
       if (Object.hasOwn(methods, prop)) return methods[prop as keyof T];

@@ -72,11 +72,17 @@ describe('embedded extraction on a worker thread', () => {
     runtime.ports.events.subscribe((e) => events.push(e));
     const scope: Scope = { tenantId: rid('t-'), agentId: 'real-estate', userId: rid('u-') };
     const { sessionId } = await runtime.service.startSession(scope);
+    // The thread asks the gateway to remove what it extracted: the append's file has one writer.
+    const removals = vi.spyOn(runtime.ports.buffer, 'remove');
     await appendAll(runtime, scope, sessionId, [...call1, ...call2]);
 
     await waitFor(() => events.some((e) => e.type === 'extraction.finished' && e.userId === scope.userId), 15_000, 'extraction.finished on the main event bus');
     await waitFor(async () => (await runtime.ports.bus.depth()) === 0, 15_000, 'the job bus to drain');
-    expect((await runtime.service.bufferedTurns(scope)).length).toBeLessThan(call1.length + call2.length);
+    const left = await runtime.service.bufferedTurns(scope);
+    expect(left.length).toBeLessThan(call1.length + call2.length);
+    const removed = removals.mock.calls.flatMap(([s, ids]) => (s.userId === scope.userId ? ids : []));
+    expect(removed.length).toBe(call1.length + call2.length - left.length);
+    expect(left.filter((t) => removed.includes(t.turnId))).toEqual([]);
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['extraction.started', 'extraction.finished', 'acus.indexed']));
     const stats = runtime.extractionThread()!;
     expect(stats.runsDone).toBeGreaterThanOrEqual(1);
