@@ -397,6 +397,21 @@ describe('OfflineExtractor.compress', () => {
     ]);
   });
 
+  it('drops "yet" from a question answered yes, keeps it in a denial', async () => {
+    const acus = await compress(
+      turns('y', [
+        { role: 'agent', speaker: 'Asha', at: '2026-01-05T10:00:00Z', text: 'Have you applied for a home loan yet?' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-05T10:00:05Z', text: 'Yes, with HDFC.' },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-05T10:00:10Z', text: 'Have you visited the site yet?' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-05T10:00:15Z', text: 'No, next week.' },
+      ]),
+    );
+    expect(acus.map((a) => a.text)).toEqual([
+      'Rajiv Kumar (user) has applied for a home loan (with HDFC), as of 2026-01-05.',
+      'Rajiv Kumar (user) has not visited the site yet (in the week of 2026-01-12), as of 2026-01-05.',
+    ]);
+  });
+
   it('quotes no half question of an interrupted agent turn: the clause cut off is dropped, the whole one before it kept', async () => {
     const acus = await compress(
       turns('h', [
@@ -404,7 +419,7 @@ describe('OfflineExtractor.compress', () => {
         { role: 'user', speaker: 'Asha Rao', at: '2026-01-15T10:00:03Z', text: 'Somewhere near Whitefield.' },
       ]),
     );
-    expect(acus[0]!.text).toBe('Meera (agent) asked "Which area is Asha Rao considering?" and Asha Rao (user) answered "Somewhere near Whitefield" (interrupted), as of 2026-01-15.');
+    expect(acus[0]!.text).toBe('Meera (agent) asked "Which area is Asha Rao considering?" (interrupted) and Asha Rao (user) answered "Somewhere near Whitefield", as of 2026-01-15.');
   });
 
   it('drops lead-ins by sentence structure: discourse markers and acknowledgements before a statement; an acknowledging act becomes the verb', async () => {

@@ -191,7 +191,7 @@ class TurnBodies {
 }
 
 function draft(body: string, used: Turn[], last: Turn): AcuDraft {
-  const interrupted = used.some((t) => t.role === 'agent' && t.interrupted) ? ' (interrupted)' : '';
+  const interrupted = used.some((t) => t.role === 'agent' && t.interrupted) && !body.includes('(interrupted)') ? ' (interrupted)' : '';
   return { text: `${capFirst(strip(body))}${interrupted}, as of ${ymd(last.ts)}.`, turnRefs: used.map((t) => t.turnId), validAt: iso(last.ts) };
 }
 
@@ -322,7 +322,8 @@ function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, asker: Party, ans
     else if (aux === 'are' || aux === 'were') body = `${aux === 'are' ? 'is' : 'was'}${polarity ? '' : ' not'} ${rest}`;
     else if (aux === 'have' || aux === 'has') body = `has${polarity ? '' : ' not'} ${rest}`;
     else body = `${aux}${polarity ? '' : ' not'} ${rest}`;
-    return `${user} ${body.trim()}${extra}`;
+    // "yet", like "any", belongs to the question or a denial: "has applied for a home loan", not "... yet".
+    return `${user} ${(polarity ? body.replace(/\s+yet$/i, '') : body).trim()}${extra}`;
   }
   const tagQ = TAG_Q_RE.exec(qCore);
   if (tagQ && polarity !== null) {
@@ -334,7 +335,9 @@ function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, asker: Party, ans
   // lakhs"): a whole clause ("my budget is 50 lakhs") would be spliced into a second sentence.
   const value = topic && polarity === null ? bareValue(a.trim().replace(GREETING_RE, '')) : null;
   if (topic && value !== null) return `${user} said the ${strip(topic[1] ?? topic[2]!)} is ${lcFirst(strip(rewritePronouns(rewriteDates(value, at.ts), answererVoices)))}`;
-  return `${agent} asked "${capFirst(qText(qCore))}?" and ${user} answered "${answerText}"`;
+  // The cut belongs to the question it shortened, not to the answer after it.
+  const cut = qt.role === 'agent' && qt.interrupted ? ' (interrupted)' : '';
+  return `${agent} asked "${capFirst(qText(qCore))}?"${cut} and ${user} answered "${answerText}"`;
 }
 
 const GREETING_RE = /^(?:(?:hi|hello|hey|good (?:morning|afternoon|evening))(?:\s+[A-Z][a-z]+)?\s*[,!.]\s*)+/i;
