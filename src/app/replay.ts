@@ -56,10 +56,7 @@ export async function replay(file: string, config: Config, io: ReplayIo = defaul
       const r = await svc.search(scope, query, { k: 3 });
       io.out('');
       io.out(`════ memory_search "${query}" (${r.tookMs} ms) ════`);
-      for (const hit of r.results)
-        io.out(
-          `  ${hit.score.toFixed(3)} ${hit.confidence.padEnd(6)} ${hit.source.padEnd(6)} ${hit.text}${hit.outdated ? `  [outdated: ${markNote(hit.outdated)}]` : ''}`,
-        );
+      for (const hit of r.results) io.out(`  ${hit.score.toFixed(3)} ${hit.confidence.padEnd(6)} ${hit.source.padEnd(6)} ${hit.text}${hit.outdated ? `  [outdated: ${markNote(hit.outdated)}]` : ''}`);
       if (r.results.length === 0) io.out('  (no results)');
     }
   } finally {

@@ -242,7 +242,8 @@ function statement(s: string, t: Turn, voices: Voices, names: Names, role: 'user
 function withoutLeadIns(s: string, names: Names): string {
   const empty = (segment: string) => acknowledgement(segment) === null && isFiller(withoutNames(segment, names));
   let core = s.trim();
-  for (let prev = ''; prev !== core; ) {
+  let prev = '';
+  while (prev !== core) {
     prev = core;
     core = dropLeadIns(core.slice(LEAD_RE.exec(core)?.[0].length ?? 0).trim() || core, empty);
   }
@@ -305,7 +306,9 @@ function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, asker: Party, ans
   const extraRaw = yn ? strip(a.trim().slice(yn[0].length)) : '';
   const extra = extraRaw && !isFiller(extraRaw) && !isConfirmation(extraRaw) ? ` (${lcFirst(strip(rewritePronouns(rewriteDates(extraRaw, at.ts), answererVoices)))})` : '';
   // A greeting or vocative before the answer ("Hi Asha, ...") is not part of what was answered.
-  const answerText = lcFirst(strip(rewritePronouns(rewriteDates(dropLeadIns(a.trim().replace(GREETING_RE, ''), (seg) => isFiller(seg) && !YES_NO_LEAD_RE.test(seg)), at.ts), answererVoices)));
+  // A lead-in before it ("Good news, ...") neither; a yes or no is the answer itself.
+  const answerCore = dropLeadIns(a.trim().replace(GREETING_RE, ''), (seg) => isFiller(seg) && !YES_NO_LEAD_RE.test(seg));
+  const answerText = lcFirst(strip(rewritePronouns(rewriteDates(answerCore, at.ts), answererVoices)));
   const offer = AGENT_OFFER_RE.exec(qCore);
   if (offer && polarity !== null) {
     const rest = qText(offer[2]!);
