@@ -1,8 +1,9 @@
 import { ManualClock } from '../core/clock.ts';
 import { createLogger } from '../core/logger.ts';
-import type { Scope, TemporalEntity } from '../core/types.ts';
+import type { OutdatedMark, Scope, TemporalEntity } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import { formatValue } from '../text/values.ts';
+import { keyLabel } from '../memory/fact-state.ts';
 import { createRuntime } from './wiring.ts';
 import { readTranscript } from '../cli/transcript.ts';
 
@@ -55,10 +56,7 @@ export async function replay(file: string, config: Config, io: ReplayIo = defaul
       const r = await svc.search(scope, query, { k: 3 });
       io.out('');
       io.out(`════ memory_search "${query}" (${r.tookMs} ms) ════`);
-      for (const hit of r.results)
-        io.out(
-          `  ${hit.score.toFixed(3)} ${hit.confidence.padEnd(6)} ${hit.source.padEnd(6)} ${hit.text}${hit.outdated ? `  [outdated: ${hit.outdated.key} is now ${hit.outdated.now === null ? 'unknown' : formatValue(hit.outdated.now)}]` : ''}`,
-        );
+      for (const hit of r.results) io.out(`  ${hit.score.toFixed(3)} ${hit.confidence.padEnd(6)} ${hit.source.padEnd(6)} ${hit.text}${hit.outdated ? `  [outdated: ${markNote(hit.outdated)}]` : ''}`);
       if (r.results.length === 0) io.out('  (no results)');
     }
   } finally {
@@ -93,4 +91,9 @@ export function timelineTable(entities: ReadonlyArray<Omit<TemporalEntity, 'stat
       .join('  ')
       .trimEnd();
   return [fmt(head), fmt(widths.map((w) => '─'.repeat(w))), ...body.map(fmt)];
+}
+
+/** A search hit's mark worded as the context block words it ("loan status is now approved"), not by its raw key. */
+function markNote(mark: OutdatedMark): string {
+  return mark.now === null ? `${keyLabel(mark.key)} no longer current` : `${keyLabel(mark.key)} is now ${formatValue(mark.now)}`;
 }

@@ -23,9 +23,14 @@ export function isWellFormedString(v: unknown): v is string {
   return typeof v === 'string' && (v as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
-/** Text with nothing to say: empty or only whitespace. Refused at the edge; a stored one is quarantined. */
+/**
+ * Text with nothing to say: empty, or only whitespace, invisible format characters (zero-width
+ * space and joiners, BOM, soft hyphen: `\s` misses most of them) and control characters. Such a
+ * turn would read as "- [date] user: " in the context block. Refused at the edge; a stored one is
+ * quarantined.
+ */
 export function isBlankText(text: string): boolean {
-  return !/\S/u.test(text);
+  return !/[^\s\p{Cf}\p{Cc}]/u.test(text);
 }
 
 /**

@@ -5,7 +5,7 @@ import { badRequest } from '../core/errors.ts';
 import { MAX_ID_CHARS, newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { MEMORY_SEARCH_MAX_K } from '../core/search-tool.ts';
-import { inTsWindow, TS_RANGE } from '../core/turn-check.ts';
+import { inTsWindow, isBlankText, TS_RANGE } from '../core/turn-check.ts';
 import { memgateVersion } from '../core/version.ts';
 import { mcpSessionId, type MemoryBackend, type UserRef } from './backend.ts';
 
@@ -29,7 +29,11 @@ const searchInput = z.object({
 const userInput = z.object(user);
 const rememberInput = z.object({
   ...user,
-  text: z.string().min(1).describe('What was said, verbatim, or a fact stated as a sentence ("My budget is now 80 lakh").'),
+  // Refused as on both transports: a blank turn would read as "- [date] user: " in the context block.
+  text: z
+    .string()
+    .refine((t) => !isBlankText(t), 'must not be empty or whitespace only')
+    .describe('What was said, verbatim, or a fact stated as a sentence ("My budget is now 80 lakh").'),
   role: z.enum(['user', 'agent', 'system', 'tool']).optional().describe('Who said it: "user" (default) for the person, "agent" for the assistant.'),
   id: id('A unique id for this turn. Re-sending the same id stores nothing new (the reply says duplicate: true); give one whenever a retry is possible.').optional(),
   sessionId: id("The conversation this belongs to (e.g. a live call's session id). Default: one MCP session per agent and user.").optional(),

@@ -1,3 +1,5 @@
+import { hasLeadIn } from '../text/lead-ins.ts';
+
 /**
  * Defects that make a context block read badly aloud: the LLM that speaks from it repeats what
  * it reads. Each finding names the line; an empty list means the block passed. Run over every
@@ -5,7 +7,7 @@
  */
 export interface BlockDefect {
   line: number;
-  kind: 'blank_line' | 'empty_entry' | 'doubled_label' | 'dangling_possessive' | 'unmatched_quote' | 'repeated_word' | 'spliced_clause';
+  kind: 'blank_line' | 'empty_entry' | 'doubled_label' | 'dangling_possessive' | 'unmatched_quote' | 'repeated_word' | 'spliced_clause' | 'lead_in';
   text: string;
 }
 
@@ -39,6 +41,8 @@ export function blockDefects(block: string): BlockDefect[] {
     if ((text.match(/"/g)?.length ?? 0) % 2 === 1) out.push({ line, kind: 'unmatched_quote', text });
     if (!verbatim && REPEATED_WORD.test(text)) out.push({ line, kind: 'repeated_word', text });
     if (SPLICED_COPULAS.test(text) || NAME_OF_ITSELF.test(text)) out.push({ line, kind: 'spliced_clause', text });
+    // "Good news though, ...", "said Noted: ...": speech quoted into memgate's own lines (a turn quoted verbatim may open so).
+    if (!verbatim && hasLeadIn(text)) out.push({ line, kind: 'lead_in', text });
   });
   return out;
 }

@@ -2,12 +2,12 @@ import { iso } from '../core/clock.ts';
 import { speakerLabel } from '../core/speaker.ts';
 import { estimateTokens } from '../core/tokens.ts';
 import { turnDefect } from '../core/turn-check.ts';
-import type { ContextFact, FactValue, HotDocument, SessionContext, SessionSummary, TemporalEntity, Turn } from '../core/types.ts';
+import type { ContextFact, FactValue, HotDocument, OutdatedMark, SessionContext, SessionSummary, TemporalEntity, Turn } from '../core/types.ts';
 import { annotate, factState, keyLabel, outdatedMarks, type FactState } from './fact-state.ts';
 import { memorySearchTool } from '../core/search-tool.ts';
 import { activeEntities } from './supersession.ts';
 import { formatValue } from '../text/values.ts';
-import { fitSentences, summarySentences } from '../text/sentences.ts';
+import { fitSentences, splitSentences, summarySentences } from '../text/sentences.ts';
 
 /** Inputs of a context build besides the hot document. */
 export interface BuildContextOptions {
@@ -179,7 +179,7 @@ function renderBlock(doc: HotDocument | null, p: BlockParts): string {
         const who = speakerLabel(t);
         // An agent turn cut off by barge-in ends mid-sentence: say so, or it reads as a half-quoted question.
         const text = t.interrupted ? `${clip(t.text, MAX_TURN_CHARS).replace(/[\s,;:—…-]+$/, '')}… (interrupted)` : clip(t.text, MAX_TURN_CHARS);
-        return annotate(p.state, `- [${day(iso(t.ts))}] ${who}: ${text}`, t.outdated ?? []);
+        return `- [${day(iso(t.ts))}] ${who}: ${markSentences(p.state, text, t.outdated ?? [])}`;
       }),
       total: p.recent.length,
       trimFromStart: true,
@@ -227,6 +227,28 @@ function summaryLine(state: FactState, text: string): string {
 
 function annotateSentences(state: FactState, sentences: readonly string[]): string[] {
   return sentences.map((s) => annotate(state, s, outdatedMarks(state, s, [])));
+}
+
+/**
+ * A turn's text with its marks where the stale value is said: after the sentence that states it
+ * ("My budget is 50 lakhs. [outdated: budget is now ₹80 lakh] I want a 2 BHK."), so a sentence
+ * that still holds is not read as history. A mark no sentence states (the turn is only the stale
+ * record's evidence) goes at the end, as before.
+ */
+function markSentences(state: FactState, text: string, marks: readonly OutdatedMark[]): string {
+  const sentences = splitSentences(text);
+  if (marks.length === 0 || sentences.length < 2) return annotate(state, text, marks);
+  const placed = new Set<string>();
+  const out = sentences.map((s) => {
+    const here = outdatedMarks(state, s, []).filter((m) => !placed.has(m.key) && marks.some((x) => x.key === m.key));
+    for (const m of here) placed.add(m.key);
+    return annotate(state, s, here);
+  });
+  return annotate(
+    state,
+    out.join(' '),
+    marks.filter((m) => !placed.has(m.key)),
+  );
 }
 
 function clip(text: string, max: number): string {

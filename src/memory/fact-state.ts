@@ -50,9 +50,14 @@ export function factState(entities: readonly TemporalEntity[], now: number): Fac
 /**
  * The outdated marks of a text: a key whose stale value the text evidences (one of its turns
  * is the stale record's evidence and none evidences the key's live value) or states (the value
- * is written in it and the current value is not). One mark per key, `now` the current value.
- * A text said (`saidAt`, epoch ms) once a value had stopped holding with nothing in its place
- * tells of its end ("I stopped taking metformin last week"): that is current, not outdated.
+ * is written in it). One mark per key, `now` the current value. A mark says the text's value no
+ * longer holds, so it is made only when that is true of the text:
+ * - a text that also states the key's current value ("went up from 50 to 80 lakhs") tells of the
+ *   change, and is current;
+ * - a text said (`saidAt`, epoch ms) once a value had stopped holding with nothing in its place
+ *   tells of its end ("I stopped taking metformin last week");
+ * - a text said once an ephemeral value's time had already passed ("I moved in last month") tells
+ *   of a past event, which stays true: its expiry is no news to the text.
  */
 export function outdatedMarks(state: FactState, text: string, turnRefs: readonly string[], saidAt?: number): OutdatedMark[] {
   const marks: OutdatedMark[] = [];
@@ -60,10 +65,12 @@ export function outdatedMarks(state: FactState, text: string, turnRefs: readonly
   for (const e of state.stale) {
     if (seen.has(e.key)) continue;
     const cur = state.current.get(e.key);
+    if (cur && mentionsValue(text, cur.value)) continue;
     if (!cur && saidAt !== undefined && e.validUntil !== null && saidAt >= Date.parse(e.validUntil)) continue;
+    if (e.status === 'active' && saidAt !== undefined && e.expiresAt !== null && saidAt >= Date.parse(e.expiresAt)) continue;
     const live = state.liveEvidence.get(e.key);
     const evidenced = turnRefs.some((id) => e.evidence.includes(id)) && !turnRefs.some((id) => live?.has(id));
-    const stated = mentionsValue(text, e.value) && !(cur && mentionsValue(text, cur.value));
+    const stated = mentionsValue(text, e.value);
     if (!evidenced && !stated) continue;
     seen.add(e.key);
     marks.push({ key: e.key, now: cur ? cur.value : null });

@@ -391,8 +391,53 @@ describe('OfflineExtractor.compress', () => {
       ]),
     );
     expect(acus.map((a) => a.text)).toEqual([
-      'Asha (agent) said the Whitefield flat is priced at 78 lakhs and (interrupted), as of 2026-01-15.',
+      // The function word at the cut ("and") was not the start of anything the caller heard.
+      'Asha (agent) said the Whitefield flat is priced at 78 lakhs (interrupted), as of 2026-01-15.',
       'Rajiv Kumar (user) asked "Is there parking?", as of 2026-01-15.',
+    ]);
+  });
+
+  it('drops "yet" from a question answered yes, keeps it in a denial', async () => {
+    const acus = await compress(
+      turns('y', [
+        { role: 'agent', speaker: 'Asha', at: '2026-01-05T10:00:00Z', text: 'Have you applied for a home loan yet?' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-05T10:00:05Z', text: 'Yes, with HDFC.' },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-05T10:00:10Z', text: 'Have you visited the site yet?' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-05T10:00:15Z', text: 'No, next week.' },
+      ]),
+    );
+    expect(acus.map((a) => a.text)).toEqual([
+      'Rajiv Kumar (user) has applied for a home loan (with HDFC), as of 2026-01-05.',
+      'Rajiv Kumar (user) has not visited the site yet (in the week of 2026-01-12), as of 2026-01-05.',
+    ]);
+  });
+
+  it('quotes no half question of an interrupted agent turn: the clause cut off is dropped, the whole one before it kept', async () => {
+    const acus = await compress(
+      turns('h', [
+        { role: 'agent', speaker: 'Meera', at: '2026-01-15T10:00:00Z', text: 'Lovely. Which area are you considering, and what is your', interrupted: true },
+        { role: 'user', speaker: 'Asha Rao', at: '2026-01-15T10:00:03Z', text: 'Somewhere near Whitefield.' },
+      ]),
+    );
+    expect(acus[0]!.text).toBe('Meera (agent) asked "Which area is Asha Rao considering?" (interrupted) and Asha Rao (user) answered "Somewhere near Whitefield", as of 2026-01-15.');
+  });
+
+  it('drops lead-ins by sentence structure: discourse markers and acknowledgements before a statement; an acknowledging act becomes the verb', async () => {
+    const acus = await compress(
+      turns('l', [
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:00Z', text: 'Good news though, the bank approved my loan.' },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:05Z', text: 'Wonderful, with 80 lakhs we can look at bigger flats. Noted: 80 lakhs near Whitefield.' },
+        { role: 'user', speaker: 'Rajiv Kumar', at: '2026-01-15T10:00:10Z', text: 'By the way, my wife prefers Sarjapur. Maybe, we could see both.' },
+        { role: 'agent', speaker: 'Asha', at: '2026-01-15T10:00:15Z', text: 'Booked for Monday at 5pm.' },
+      ]),
+    );
+    expect(acus.map((a) => a.text)).toEqual([
+      "The bank approved Rajiv Kumar's loan, as of 2026-01-15.",
+      "Asha (agent) said with 80 lakhs Asha's team can look at bigger flats, as of 2026-01-15.",
+      'Asha (agent) noted 80 lakhs near Whitefield, as of 2026-01-15.',
+      // A hedge is no lead-in: it says how sure the rest is.
+      "Rajiv Kumar's wife prefers Sarjapur; maybe, Rajiv Kumar (user) and family could see both, as of 2026-01-15.",
+      'Asha (agent) booked for Monday 2026-01-19 at 5pm, as of 2026-01-15.',
     ]);
   });
 

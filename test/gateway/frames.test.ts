@@ -66,7 +66,7 @@ describe('frames', () => {
     const t = parseTurn({ role: 'user', text: 'hi', turnId: 't1', ts: '2026-01-02T03:04:05Z', speaker: 'Ann', asrConfidence: 0.5, interrupted: false }, 100);
     expect(t).toMatchObject({ role: 'user', text: 'hi', turnId: 't1', ts: Date.parse('2026-01-02T03:04:05Z'), speaker: 'Ann', asrConfidence: 0.5, interrupted: false });
     expect(parseTurn({ role: 'agent', text: 'ok', ts: 5 }, 100).ts).toBe(5);
-    for (const text of ['', '   ', '\n\t ', '\u00a0\u2003']) expect(codeOf(() => parseTurn({ role: 'user', text }, 100))).toBe('bad_request');
+    for (const text of ['', '   ', '\n\t ', '\u00a0\u2003', '\u200b', '\u200d\ufeff \u00ad', '\u0000\u2060']) expect(codeOf(() => parseTurn({ role: 'user', text }, 100))).toBe('bad_request');
     expect(codeOf(() => parseTurn({ role: 'bot', text: 'x' }, 100))).toBe('bad_request');
     expect(codeOf(() => parseTurn({ role: 'user' }, 100))).toBe('bad_request');
     expect(codeOf(() => parseTurn({ role: 'user', text: 5 }, 100))).toBe('bad_request');

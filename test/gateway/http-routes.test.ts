@@ -40,7 +40,8 @@ describe('HTTP routes', () => {
       body: { error: { code: 'bad_request', message: expect.stringMatching(/role/) } },
     });
     expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user' })).toMatchObject({ status: 400 });
-    for (const text of ['', '   ']) {
+    // A zero-width space or BOM alone is invisible: it would read as an empty line in the block.
+    for (const text of ['', '   ', '\u200b', '\ufeff\u200d']) {
       expect(await call('POST', `/v1/sessions/${sid}/turns`, { role: 'user', text })).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: expect.stringMatching(/empty/) } } });
     }
     // Nothing of the refused appends was kept: the call's first stored turn is still seq 1.

@@ -89,6 +89,7 @@ for (const binary of [false, true]) {
       // Blank text says nothing: refused, and not stored (the ack below is still seq 1).
       await err({ op: 'append', role: 'user', text: '' }, 'bad_request');
       await err({ op: 'append', role: 'agent', text: '  \n\t ' }, 'bad_request');
+      await err({ op: 'append', role: 'user', text: '\u200b\u2060' }, 'bad_request');
       await err({ op: 'append', role: 'user', text: 'x', ts: 'not a date' }, 'bad_request');
       await err({ op: 'append', role: 'user', text: 'x', asrConfidence: 1.5 }, 'bad_request');
       // (msgpackr encodes a lone surrogate as U+FFFD, so only JSON can carry one.)

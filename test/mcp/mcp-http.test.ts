@@ -54,6 +54,7 @@ describe.each(ERAS)('MCP over streamable HTTP, protocol %s', (era) => {
       expect(await toolError(client, 'memory_search', { ...user, query: 'x', asOf: 'yesterday-ish' })).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/asOf/) });
       expect(await toolError(client, 'memory_remember', { agentId: user.agentId, text: 'no user' })).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^userId:/) });
       expect(await toolError(client, 'memory_remember', { ...user, text: 'hi', role: 'robot' })).toMatchObject({ code: 'bad_request' });
+      for (const text of ['', '  ', '\u200b']) expect(await toolError(client, 'memory_remember', { ...user, text })).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^text:/) });
       expect(await srv.runtime.service.bufferedTurns({ tenantId: 'acme', ...user })).toEqual([]);
     } finally {
       await client.close();

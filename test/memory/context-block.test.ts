@@ -107,6 +107,26 @@ describe('buildSessionContext', () => {
     expect(lines[1]).toContain('[outdated: site visit has expired]');
   });
 
+  it('puts a mark after the sentence that states the stale value, and marks no line that also states the current one', () => {
+    const facts = [fact(budget, lakh(50), '2026-01-03T10:00:00Z', ['t1']), fact(area, 'Baner', '2026-01-03T10:00:00Z', ['t1']), fact(budget, lakh(80), '2026-01-15T10:00:03Z', ['t3'])];
+    const recent = [turn(1, 'My budget is 50 lakh. I want a flat in Baner.'), turn(2, 'Any news?', 'agent'), turn(3, 'It went up from 50 lakh to 80 lakh.')];
+    const ctx = buildSessionContext(doc(facts, recent), { now: NOW, contextWindowTurns: 10 });
+    const lines = section(ctx.contextBlock, 'Recent conversation');
+    expect(lines[0]).toBe(`- [2026-01-15] Rajiv Kumar (user): My budget is 50 lakh. [outdated: budget is now ${formatValue(lakh(80))}] I want a flat in Baner.`);
+    expect(lines[2]).toBe('- [2026-01-15] Rajiv Kumar (user): It went up from 50 lakh to 80 lakh.');
+  });
+
+  it('does not mark a turn that told of an ephemeral value already past when it was said', () => {
+    const moveIn: FieldDef = { name: 'move_in_date', category: 'ephemeral', type: 'date', description: 'Move-in date', ttlHours: 24 };
+    // Said on 2026-01-15 about 2026-01-10: history when said, and still true.
+    const facts = [fact(moveIn, '2026-01-10', '2026-01-15T10:00:01Z', ['t1']), fact(visit, '2026-01-20T10:00:00Z', '2026-01-15T10:00:02Z', ['t2'])];
+    const recent = [turn(1, 'I moved in on 10 January.'), turn(2, 'Let us visit on 20 January at 10.')];
+    const ctx = buildSessionContext(doc(facts, recent), { now: Date.parse('2026-02-01T12:00:00Z'), contextWindowTurns: 10 });
+    const lines = section(ctx.contextBlock, 'Recent conversation');
+    expect(lines[0]).toBe('- [2026-01-15] Rajiv Kumar (user): I moved in on 10 January.');
+    expect(lines[1]).toContain('[outdated: site visit has expired]');
+  });
+
   it('merges buffered turns with kept ones: deduplicated, seq order, last N', () => {
     const kept = [turn(1, 'one'), turn(2, 'two', 'agent'), turn(3, 'three')];
     const buffered = [turn(3, 'three'), turn(4, 'four', 'agent'), turn(5, 'five')];

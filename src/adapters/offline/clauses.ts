@@ -147,10 +147,10 @@ export function isFiller(text: string): boolean {
 }
 
 // Openers of a reaction to what the listener just shared ("Glad you found it", "Wow, love that
-// painting", "Sounds like a great trip", "Sorry about the hike"), optionally after an interjection
-// and a name.
+// painting", "Sounds like a great trip", "Sorry about the hike", "Wow Joanna, nice work"),
+// optionally after an interjection and a name.
 const REACTION_OPENER_RE =
-  /^(?:(?:wow|oh|ooh|aw+|ah|omg|yay|haha|hey|yes|yeah|so)\b[\s,!.]*)*(?:[A-Z][a-z]+[\s,!.]+)?(?:(?:i'm |i am |i'm so |so |really )?glad\b|(?:i'm |so )?sorry (?:about|to hear|for)\b|(?:that |it )?sounds? (?:like|great|awesome|amazing|fun|lovely|wonderful|cool|incredible|fantastic|nice|really)\b|that'?s (?:so |really |such )?(?:a |an )?(?:great|awesome|amazing|cool|wonderful|lovely|beautiful|impressive|sweet|fantastic|incredible|nice|good|huge|big|tough|hard|rough)\b|what an? \b|(?:i )?love (?:that|this|your|the)\b|(?:i )?(?:really )?appreciate\b|thanks?\b|thank you\b|congrat|(?:i'm |i am )?(?:so )?proud of you\b|good for you\b|(?:i'm |i am )?(?:so )?happy for you\b|your \w+ (?:is|are|was|were|looks?|sounds?) (?:so |really )?(?:great|awesome|amazing|cool|wonderful|lovely|beautiful|gorgeous|stunning|impressive|incredible)\b)/i;
+  /^(?:(?:wow|oh|ooh|aw+|ah|omg|yay|haha|hey|yes|yeah|so)\b[\s,!.]*)*(?:[A-Z][a-z]+[\s,!.]+)?(?:(?:i'm |i am |i'm so |so |really )?glad\b|(?:i'm |so )?sorry (?:about|to hear|for)\b|(?:that |it )?sounds? (?:like|great|awesome|amazing|fun|lovely|wonderful|cool|incredible|fantastic|nice|really)\b|that'?s (?:so |really |such )?(?:a |an )?(?:great|awesome|amazing|cool|wonderful|lovely|beautiful|impressive|sweet|fantastic|incredible|nice|good|huge|big|tough|hard|rough)\b|what an? \b|(?:(?:so |really )?(?:nice|great|good|amazing|awesome|fantastic|excellent) (?:job|work)|well done)\b|(?:i )?love (?:that|this|your|the)\b|(?:i )?(?:really )?appreciate\b|thanks?\b|thank you\b|congrat|(?:i'm |i am )?(?:so )?proud of you\b|good for you\b|(?:i'm |i am )?(?:so )?happy for you\b|your \w+ (?:is|are|was|were|looks?|sounds?) (?:so |really )?(?:great|awesome|amazing|cool|wonderful|lovely|beautiful|gorgeous|stunning|impressive|incredible)\b)/i;
 // The speaker's own news: a reaction that also tells it ("Glad you liked it, I painted it last week") stays.
 const OWN_NEWS_RE = /\b(?:i|i've|i'd|i'll|my|we|we've|our|us|me)\b/i;
 

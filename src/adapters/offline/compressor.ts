@@ -1,8 +1,10 @@
 import { iso } from '../../core/clock.ts';
 import { speakerName } from '../../core/speaker.ts';
+import { STOPWORDS } from '../../core/stopwords.ts';
 import type { Turn } from '../../core/types.ts';
 import type { AcuDraft, CompressionInput } from '../../ports/extractor.ts';
 import { looksPast, rewriteDates, ymd } from '../../text/dates.ts';
+import { acknowledgement, dropLeadIns } from '../../text/lead-ins.ts';
 import { adjacent, contentWords, isConfirmation, isFiller, isQuestion, isReaction, splitSentences } from './clauses.ts';
 import { rewritePronouns, thirdPerson, type Voices } from './pronouns.ts';
 import { captureName } from './text-capture.ts';
@@ -39,9 +41,12 @@ const strip = (s: string) =>
     .replace(/[.!?]+$/, '')
     .trim();
 const capFirst = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+// A sentence adverb before a comma ("Unfortunately, ...", "Recently, ..."): a common word, lower
+// case after "said". Seven letters or more, so a name addressed by comma ("Kelly, ...") keeps its capital.
+const SENTENCE_ADVERB_RE = /^[A-Z][a-z]{4,}ly(?=,)/;
 function lcFirst(s: string): string {
   const first = (/^[A-Za-z']+/.exec(s)?.[0] ?? '').toLowerCase();
-  return LOWER_STARTERS.has(first) ? s.charAt(0).toLowerCase() + s.slice(1) : s;
+  return LOWER_STARTERS.has(first) || SENTENCE_ADVERB_RE.test(s) ? s.charAt(0).toLowerCase() + s.slice(1) : s;
 }
 
 /**
@@ -67,7 +72,7 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
   turns.forEach((t, i) => {
     if (t.role === 'agent' && !segAgent && !learnedAgent) learnedAgent = /\b(?:[Tt]his is|[Mm]y name is|I'm|I am)\s+([A-Z][a-z]+)\b(?=\s+(?:from|with|at|calling|here)\b)/.exec(t.text)?.[1];
     const names = namesFor(t);
-    const sentences = splitSentences(t.text).slice(consumed.get(t.turnId) ?? 0);
+    const sentences = splitSentences(heard(t)).slice(consumed.get(t.turnId) ?? 0);
     const own = new TurnBodies();
     const after = turns[i + 1];
     if (t.role === 'user') {
@@ -127,9 +132,32 @@ export function compressSegment(input: CompressionInput): AcuDraft[] {
  * says nothing before asking back.
  */
 function replyOf(reply: Turn, names: Names): { text: string; index: number } | null {
-  const sentences = splitSentences(reply.text);
+  const sentences = splitSentences(heard(reply));
   const index = sentences.findIndex((s) => !isFiller(withoutNames(s, names)));
   return index >= 0 && !isQuestion(sentences[index]!) ? { text: sentences[index]!, index } : null;
+}
+
+/**
+ * What the caller heard of a turn. An interrupted agent turn ends mid-clause ("Which area are you
+ * considering, and what is your"): the function words at the cut and the comma before them are
+ * dropped, so the memory quotes whole words of a clause ("Which area are you considering"), not a
+ * half question; the ACU still says the turn was interrupted.
+ */
+function heard(t: Turn): string {
+  const text = t.text.trimEnd();
+  if (!t.interrupted || /[.!?…]["')]?$/.test(text)) return t.text;
+  const words = text.split(/\s+/);
+  const lastStart = words.length - (splitSentences(text).at(-1)?.split(/\s+/).length ?? words.length);
+  while (words.length > lastStart + 1) {
+    const w = words[words.length - 1]!;
+    if (/[,;:—–-]$/.test(w)) {
+      words[words.length - 1] = w.replace(/[,;:—–-]+$/, '');
+      break;
+    }
+    if (!STOPWORDS.has(w.toLowerCase().replace(/[^\p{L}']/gu, ''))) break;
+    words.pop();
+  }
+  return words.join(' ');
 }
 
 /** Content words a sentence needs to stand alone as an ACU; fewer, and it joins a neighbour. */
@@ -163,7 +191,7 @@ class TurnBodies {
 }
 
 function draft(body: string, used: Turn[], last: Turn): AcuDraft {
-  const interrupted = used.some((t) => t.role === 'agent' && t.interrupted) ? ' (interrupted)' : '';
+  const interrupted = used.some((t) => t.role === 'agent' && t.interrupted) && !body.includes('(interrupted)') ? ' (interrupted)' : '';
   return { text: `${capFirst(strip(body))}${interrupted}, as of ${ymd(last.ts)}.`, turnRefs: used.map((t) => t.turnId), validAt: iso(last.ts) };
 }
 
@@ -179,13 +207,16 @@ function withoutNames(s: string, n: Names): string {
 
 /** A sentence rewritten in the third person with absolute dates, led by its speaker and role. */
 function statement(s: string, t: Turn, voices: Voices, names: Names, role: 'user' | 'agent'): string {
-  const lead = LEAD_RE.exec(s)?.[0].length ?? 0;
-  const core = s.slice(lead).trim() || s;
-  const body = strip(rewritePronouns(rewriteDates(core, t.ts, { past: looksPast(core) }), voices));
+  const core = withoutLeadIns(s, names);
+  const rewrite = (x: string) => strip(rewritePronouns(rewriteDates(x, t.ts, { past: looksPast(x) }), voices));
+  const body = rewrite(core);
   const speaker = role === 'user' ? names.user : names.agent;
   const known = role === 'user' ? names.userKnown : names.agentKnown;
   const who = tag(speaker, known, role);
   if (isQuestion(core)) return `${who} asked "${capFirst(body)}?"`;
+  // "Noted: 50 lakhs" is the speaker's act with its subject dropped: "Meera (agent) noted 50 lakhs", not "said Noted: ...".
+  const ack = acknowledgement(core);
+  if (ack) return ack.rest ? `${who} ${ack.verb} ${rewrite(ack.rest)}` : `${who} ${ack.verb}`;
   if (IMPERATIVE_RE.test(core)) {
     const other = role === 'user' ? names.agent : names.user;
     return `${who} asked ${other} to ${lcFirst(body.replace(/^please\s+/i, ''))}`;
@@ -200,6 +231,23 @@ function statement(s: string, t: Turn, voices: Voices, names: Names, role: 'user
   if (!known || body.startsWith("'s", at + speaker.length)) return body;
   const end = at + speaker.length;
   return `${body.slice(0, end)} (${role})${body.slice(end)}`;
+}
+
+/**
+ * A sentence without what opens it and states nothing: interjections ("so", "oh", "yes"), discourse
+ * markers ("Good news though, ...") and acknowledgements ("Wonderful, ...", "Thanks Asha, ..."),
+ * repeated while one more comes off. An acknowledgement that is the act itself ("Noted: ...") stays
+ * for statement() to turn into a verb.
+ */
+function withoutLeadIns(s: string, names: Names): string {
+  const empty = (segment: string) => acknowledgement(segment) === null && isFiller(withoutNames(segment, names));
+  let core = s.trim();
+  let prev = '';
+  while (prev !== core) {
+    prev = core;
+    core = dropLeadIns(core.slice(LEAD_RE.exec(core)?.[0].length ?? 0).trim() || core, empty);
+  }
+  return core || s;
 }
 
 /** "Hello, this is Asha from Prestige Homes" → "Asha (agent) is from Prestige Homes". */
@@ -258,7 +306,9 @@ function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, asker: Party, ans
   const extraRaw = yn ? strip(a.trim().slice(yn[0].length)) : '';
   const extra = extraRaw && !isFiller(extraRaw) && !isConfirmation(extraRaw) ? ` (${lcFirst(strip(rewritePronouns(rewriteDates(extraRaw, at.ts), answererVoices)))})` : '';
   // A greeting or vocative before the answer ("Hi Asha, ...") is not part of what was answered.
-  const answerText = lcFirst(strip(rewritePronouns(rewriteDates(a.trim().replace(GREETING_RE, ''), at.ts), answererVoices)));
+  // A lead-in before it ("Good news, ...") neither; a yes or no is the answer itself.
+  const answerCore = dropLeadIns(a.trim().replace(GREETING_RE, ''), (seg) => isFiller(seg) && !YES_NO_LEAD_RE.test(seg));
+  const answerText = lcFirst(strip(rewritePronouns(rewriteDates(answerCore, at.ts), answererVoices)));
   const offer = AGENT_OFFER_RE.exec(qCore);
   if (offer && polarity !== null) {
     const rest = qText(offer[2]!);
@@ -275,7 +325,8 @@ function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, asker: Party, ans
     else if (aux === 'are' || aux === 'were') body = `${aux === 'are' ? 'is' : 'was'}${polarity ? '' : ' not'} ${rest}`;
     else if (aux === 'have' || aux === 'has') body = `has${polarity ? '' : ' not'} ${rest}`;
     else body = `${aux}${polarity ? '' : ' not'} ${rest}`;
-    return `${user} ${body.trim()}${extra}`;
+    // "yet", like "any", belongs to the question or a denial: "has applied for a home loan", not "... yet".
+    return `${user} ${(polarity ? body.replace(/\s+yet$/i, '') : body).trim()}${extra}`;
   }
   const tagQ = TAG_Q_RE.exec(qCore);
   if (tagQ && polarity !== null) {
@@ -287,7 +338,9 @@ function mergeAnswer(q: string, qt: Turn, a: string, at: Turn, asker: Party, ans
   // lakhs"): a whole clause ("my budget is 50 lakhs") would be spliced into a second sentence.
   const value = topic && polarity === null ? bareValue(a.trim().replace(GREETING_RE, '')) : null;
   if (topic && value !== null) return `${user} said the ${strip(topic[1] ?? topic[2]!)} is ${lcFirst(strip(rewritePronouns(rewriteDates(value, at.ts), answererVoices)))}`;
-  return `${agent} asked "${capFirst(qText(qCore))}?" and ${user} answered "${answerText}"`;
+  // The cut belongs to the question it shortened, not to the answer after it.
+  const cut = qt.role === 'agent' && qt.interrupted ? ' (interrupted)' : '';
+  return `${agent} asked "${capFirst(qText(qCore))}?"${cut} and ${user} answered "${answerText}"`;
 }
 
 const GREETING_RE = /^(?:(?:hi|hello|hey|good (?:morning|afternoon|evening))(?:\s+[A-Z][a-z]+)?\s*[,!.]\s*)+/i;
