@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemgateError } from '../../src/core/errors.ts';
 import { checkpointerOf } from '../../src/adapters/sqlite/database.ts';
-import { openSqlite, SqliteAcuIndex, SqliteColdArchive, SqliteContextCache, SqliteDocumentStore, SqliteTurnBuffer, type Database } from '../../src/adapters/sqlite/index.ts';
+import { openSqlite, SCHEMA_VERSION, SqliteAcuIndex, SqliteColdArchive, SqliteContextCache, SqliteDocumentStore, SqliteTurnBuffer, type Database } from '../../src/adapters/sqlite/index.ts';
 import { acuIndexContract } from '../contract/acu-index.contract.ts';
 import { coldArchiveContract } from '../contract/cold-archive.contract.ts';
 import { contextCacheContract } from '../contract/context-cache.contract.ts';
@@ -491,7 +491,44 @@ describe('vector engine (sqlite-vec)', () => {
       const stamps = reopened.prepare<[], { version: number; since: number }>('SELECT version, since FROM acu_scopes').all();
       expect(stamps).toHaveLength(2);
       expect(stamps.every((s) => s.version > 1 && s.since === s.version)).toBe(true);
-      expect(reopened.pragma('user_version', { simple: true })).toBe(5);
+      expect(reopened.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    } finally {
+      reopened.close();
+      await checkpointerOf(reopened)?.exited;
+    }
+  });
+
+  it('loads a user’s codes by a range read of acu_codes (vec0 answers a partition-key read by scanning every user’s codes)', () => {
+    const db = openSqlite(':memory:');
+    try {
+      const plan = db.prepare('EXPLAIN QUERY PLAN SELECT rid, code FROM acu_codes WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND length(code) = ?').all('t', 'a', 'u', 2) as Array<{
+        detail: string;
+      }>;
+      expect(plan.map((p) => p.detail).join(' | ')).toMatch(/SEARCH acu_codes USING PRIMARY KEY \(tenant_id=\? AND agent_id=\? AND user_id=\?\)/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a file of schema 5 (no acu_codes) gets every row’s code at open; searches and forget use them', async () => {
+    const path = join(tmp, 'schema-5.db');
+    const [a, b] = [randomScope(), randomScope()];
+    const first = openSqlite(path);
+    const index = new SqliteAcuIndex(first);
+    await index.upsert(a, [makeAcu(a, 'a1', unitVector({ 0: 1 })), makeAcu(a, 'a2', unitVector({ 1: 1 }))]);
+    await index.upsert(b, [makeAcu(b, 'b1', unitVector({ 2: 1 }))]);
+    const written = first.prepare<[], { rid: number; code: Buffer }>('SELECT rid, code FROM acu_codes ORDER BY rid').all();
+    expect(written.map((r) => r.code)).toEqual([unitVector({ 0: 1 }), unitVector({ 1: 1 }), unitVector({ 2: 1 })].map((v) => binaryCode(v)));
+    first.exec('DELETE FROM acu_codes; PRAGMA user_version = 5');
+    first.close();
+    await checkpointerOf(first)?.exited;
+    const reopened = openSqlite(path);
+    try {
+      expect(reopened.prepare<[], { rid: number; code: Buffer }>('SELECT rid, code FROM acu_codes ORDER BY rid').all()).toEqual(written);
+      const again = new SqliteAcuIndex(reopened);
+      expect((await again.search(a, unitVector({ 1: 1 }), 1)).map((h) => h.acu.text)).toEqual(['a2']);
+      await again.forget(a);
+      expect(reopened.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM acu_codes').get()!.n).toBe(1);
     } finally {
       reopened.close();
       await checkpointerOf(reopened)?.exited;

@@ -52,7 +52,6 @@ const KNN_LIMIT = 4096;
 
 interface VectorStatements {
   knn: BetterSqlite3.Statement<[Buffer, number, string], { rowid: number }>;
-  codes: BetterSqlite3.Statement<[string], { rowid: number; code: Buffer }>;
   insert: BetterSqlite3.Statement<[bigint, string, Buffer]>;
   remove: BetterSqlite3.Statement<[bigint]>;
 }
@@ -67,9 +66,9 @@ interface VectorStatements {
  * for all the queries of a nearestMany. The candidates come from the user's codes held
  * in memory (code-cache.ts: a popcount scan costs the same for any number of candidates, where
  * sqlite-vec's KNN grows with them and missed the 100k target), bounded by an LRU byte budget.
- * The vec0 table stays the codes' store: a user's codes load from it (~4× faster than
- * recomputing them from the vectors), and a user too big for the budget (or any user with the
- * budget at 0) is searched with its KNN as before.
+ * A user's codes load from acu_codes, a copy of the codes clustered by user (a range read; vec0
+ * answers a partition-key read only by scanning every user's codes), and a user too big for the
+ * budget (or any user with the budget at 0) is searched with vec0's KNN, which does use the partition.
  *
  * Writes through another connection (the extraction thread writes, the gateway searches) are
  * seen at once: every search reads the user's write stamp (acu_scopes plus the newest rid, two
@@ -112,6 +111,7 @@ export class SqliteAcuIndex implements AcuIndex {
     this.forgetTx = db.transaction((scope: Scope) => {
       const params = scopeParams(scope);
       for (const row of q.coded.all(...params)) this.statements(row.bytes / 4)?.remove.run(BigInt(row.rid));
+      q.forgetCodes.run(...params);
       q.forgetFts.run(...params);
       q.forgetItems.run(...params);
       q.forgetScope.run(...params);
@@ -251,7 +251,6 @@ export class SqliteAcuIndex implements AcuIndex {
       return cached;
     }
     if (this.oversized.get(key) === since) return undefined;
-    const vec = this.statements(dim)!;
     const rows = this.q.count.get(...params)?.n ?? 0;
     const loaded = new UserCodes(dim, since, version, stamp.maxRid, rows);
     if (loaded.bytes > this.cache.budgetBytes) {
@@ -260,7 +259,7 @@ export class SqliteAcuIndex implements AcuIndex {
       this.cache.drop(key);
       return undefined;
     }
-    for (const row of vec.codes.iterate(ftsScopeToken(scope))) loaded.push(Number(row.rowid), row.code);
+    for (const row of this.q.codesOfUser.iterate(...params, Math.ceil(dim / 8))) loaded.push(row.rid, row.code);
     this.cache.put(key, loaded);
     return loaded;
   }
@@ -279,8 +278,6 @@ export class SqliteAcuIndex implements AcuIndex {
     else if (!this.db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)!.n) return undefined;
     const made: VectorStatements = {
       knn: this.db.prepare<[Buffer, number, string], { rowid: number }>(`SELECT rowid FROM ${table} WHERE code MATCH vec_bit(?) AND k = ? AND sk = ?`),
-      // A user's codes (the partition key confines the scan to the user's chunks), loaded into the cache.
-      codes: this.db.prepare<[string], { rowid: number; code: Buffer }>(`SELECT rowid, code FROM ${table} WHERE sk = ?`),
       // Rowids and partition keys cross into vec0 as BigInt: a JS number binds as REAL, which vec0 refuses as a rowid.
       insert: this.db.prepare<[bigint, string, Buffer]>(`INSERT INTO ${table} (rowid, sk, code) VALUES (?, ?, vec_bit(?))`),
       remove: this.db.prepare<[bigint]>(`DELETE FROM ${table} WHERE rowid = ?`),
@@ -305,6 +302,7 @@ export class SqliteAcuIndex implements AcuIndex {
         this.statements(before.embedding.byteLength / 4)?.remove.run(BigInt(before.rid));
       }
       this.statements(vector.length, true)!.insert.run(BigInt(row.rid), sk, code);
+      this.q.putCode.run(...params, row.rid, code);
       this.q.ftsDelete.run(row.rid);
       this.q.ftsInsert.run(row.rid, sk, acu.text);
     }

@@ -22,6 +22,10 @@ export interface AcuStatements {
   keyword: Stmt<[string, number], AcuRow & { score: number }>;
   count: Stmt<ScopeParams, { n: number }>;
   coded: Stmt<ScopeParams, { rid: number; bytes: number }>;
+  /** One user's codes of one size, in rid order (acu_codes: a range read of that user's entries). */
+  codesOfUser: Stmt<[...ScopeParams, number], { rid: number; code: Buffer }>;
+  putCode: Stmt<[...ScopeParams, number, Buffer]>;
+  forgetCodes: Stmt<ScopeParams>;
   forgetFts: Stmt<ScopeParams>;
   forgetItems: Stmt<ScopeParams>;
   forgetScope: Stmt<ScopeParams>;
@@ -77,6 +81,9 @@ export function prepareAcuStatements(db: Database): AcuStatements {
     ),
     count: db.prepare<ScopeParams, { n: number }>('SELECT COUNT(*) AS n FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
     coded: db.prepare<ScopeParams, { rid: number; bytes: number }>('SELECT rid, length(embedding) AS bytes FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
+    codesOfUser: db.prepare<[...ScopeParams, number], { rid: number; code: Buffer }>('SELECT rid, code FROM acu_codes WHERE tenant_id = ? AND agent_id = ? AND user_id = ? AND length(code) = ?'),
+    putCode: db.prepare<[...ScopeParams, number, Buffer]>('INSERT OR REPLACE INTO acu_codes (tenant_id, agent_id, user_id, rid, code) VALUES (?, ?, ?, ?, ?)'),
+    forgetCodes: db.prepare<ScopeParams>('DELETE FROM acu_codes WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
     forgetFts: db.prepare<ScopeParams>('DELETE FROM acu_fts WHERE rowid IN (SELECT rid FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?)'),
     forgetItems: db.prepare<ScopeParams>('DELETE FROM acu_items WHERE tenant_id = ? AND agent_id = ? AND user_id = ?'),
     // The user's write stamp goes with the rows: the next write starts a new `since`.

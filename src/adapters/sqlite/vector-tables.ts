@@ -107,3 +107,26 @@ export function backfillVectorTables(db: Database): number {
   }
   return written;
 }
+
+/**
+ * Give every ACU row its entry in acu_codes (a database written before schema 6). Idempotent:
+ * a count comparison makes the usual open free. Returns how many rows it wrote.
+ */
+export function backfillAcuCodes(db: Database): number {
+  const items = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM acu_items').get()!.n;
+  const coded = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM acu_codes').get()!.n;
+  if (items === coded) return 0;
+  const missing = db.prepare<[], { rid: number }>('SELECT rid FROM acu_items a WHERE NOT EXISTS (SELECT 1 FROM acu_codes c WHERE c.rid = a.rid)').all();
+  const read = db.prepare<[string], { rid: number; tenant_id: string; agent_id: string; user_id: string; embedding: Buffer }>(
+    'SELECT rid, tenant_id, agent_id, user_id, embedding FROM acu_items WHERE rid IN (SELECT value FROM json_each(?))',
+  );
+  const insert = db.prepare<[string, string, string, number, Buffer]>('INSERT OR REPLACE INTO acu_codes (tenant_id, agent_id, user_id, rid, code) VALUES (?, ?, ?, ?, ?)');
+  let written = 0;
+  for (let i = 0; i < missing.length; i += 1000) {
+    for (const row of read.all(JSON.stringify(missing.slice(i, i + 1000).map((m) => m.rid)))) {
+      insert.run(row.tenant_id, row.agent_id, row.user_id, row.rid, binaryCode(bytesToVector(row.embedding)));
+      written++;
+    }
+  }
+  return written;
+}
