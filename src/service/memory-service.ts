@@ -16,6 +16,7 @@ import { activeEntities, isExpired } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
 import { contextFields, encodeContext, packEncoded, unpackContext, type ContextFields } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
+import { SemanticTiers } from '../memory/semantic-tiers.ts';
 import { extractionDeps, runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import { extractionFailedEvent } from '../pipeline/extraction-report.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, StartOptions, TimelineEntity } from './api.ts';
@@ -35,6 +36,8 @@ export class MemoryService implements MemoryApi {
   private readonly backlog: ExtractionBacklog;
   private readonly flushes: FlushFlights;
   private readonly unsubscribe: () => void;
+  /** Field and turn vectors for search by meaning, cached across searches; null when the embedder's cosine is word overlap. */
+  private readonly semantic: SemanticTiers | null;
 
   /**
    * `flushLane`: where `flush` runs instead of here, or null to run it here. The wiring
@@ -51,6 +54,7 @@ export class MemoryService implements MemoryApi {
     this.schemas = new SchemaRegistry(ports.documents, config.schemasDir, logger);
     this.threshold = config.memory.tokenThreshold;
     this.maxTurnBytes = config.server.maxTurnBytes;
+    this.semantic = SemanticTiers.for(ports.embedder);
     this.extraction = extractionDeps(config, ports, (t, a) => this.schemas.get(t, a), clock, logger.child({ component: 'pipeline' }));
     this.backlog = new ExtractionBacklog(this.threshold, config.worker.backlogAlertWindows, (c) => this.announce(c));
     // Whichever process committed the run (the extraction thread, a worker of the cluster), its event says what it read.
@@ -214,7 +218,7 @@ export class MemoryService implements MemoryApi {
       buffered: async (s: Scope) => (await p.buffer.list(s)).filter((t) => turnDefect(t) === null),
       schema: (s: Scope) => this.schemas.get(s.tenantId, s.agentId),
     };
-    const deps = { acus: p.acus, cold: p.cold, embedder: p.embedder, now: () => performance.now(), memory, clock: () => this.clock.now() };
+    const deps = { acus: p.acus, cold: p.cold, embedder: p.embedder, now: () => performance.now(), memory, clock: () => this.clock.now(), semantic: this.semantic };
     const { results, partial } = await searchCascade(deps, scope, query, {
       k: options.k ?? m.searchK,
       ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),

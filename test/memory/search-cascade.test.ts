@@ -4,7 +4,8 @@ import type { Acu, Scope, Turn } from '../../src/core/types.ts';
 import type { AcuHit, AcuIndex, AcuIndexCapabilities } from '../../src/ports/acu-index.ts';
 import type { ColdArchive, ColdHit } from '../../src/ports/cold-archive.ts';
 import type { Embedder } from '../../src/ports/embedder.ts';
-import { cosine, searchCascade, type CascadeOptions } from '../../src/memory/search-cascade.ts';
+import { cosine } from '../../src/memory/cosine.ts';
+import { searchCascade, type CascadeOptions } from '../../src/memory/search-cascade.ts';
 
 // --- the domain's own test doubles -------------------------------------------------
 
