@@ -116,7 +116,8 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   const vec = await within(vectorLeg, remaining());
   // The query's vector is the ACU leg's: the fact and recent tiers never embed the query again.
   const queryVector = vec !== TIMED_OUT && vec.vector.length > 0 ? vec.vector : null;
-  const meaning = mem && queryVector ? await meaningWithin(meaningLeg, remaining()) : null;
+  // At most half the budget left: the rest stays for the keyword leg and the cold tier, so waiting for meaning never makes a reply partial.
+  const meaning = mem && queryVector ? await meaningWithin(meaningLeg, remaining() / 2) : null;
   const turns = mem ? turnsOf(mem) : [];
   const facts = mem ? factResults(mem.doc, mem.schema, query, tierClock, meaning && queryVector ? fieldsByMeaning(queryVector, meaning) : undefined) : [];
   const recent = mem ? (meaning && queryVector ? recentByMeaning(turns, query, queryVector, meaning, tierClock) : recentResults(turns, query, tierClock)) : [];
