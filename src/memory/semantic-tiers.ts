@@ -6,9 +6,11 @@ import { LruMap } from './lru-map.ts';
 /** Tuning of the vectors the fact and recent tiers match by meaning. */
 export interface SemanticTiersOptions {
   /**
-   * Most recent turns embedded per search (default 40). A first search over a long buffer costs
-   * ~2 ms of encoder per turn here; older turns are matched by their words only. Smart Keep
-   * keeps about this many, and the rest of a long call is compressed into ACUs soon enough.
+   * Most recent turns embedded per search (default 32): the last few minutes of talk, all the
+   * kept turns (at most 8 by default) and the buffered ones since. The encoder costs ~6 ms per
+   * turn here, so a first search over a long buffer waits ~0.2 s at most (less with a
+   * `deadlineMs`: see the cascade); later searches embed only what was said since. Older
+   * buffered turns are matched by their words.
    */
   maxTurns?: number;
   /** Turn vectors kept, by text, across users (default 4,096: ~15 MiB of fused 896-d vectors). */
@@ -42,7 +44,7 @@ export class SemanticTiers {
     readonly scale: CosineScale,
     options: SemanticTiersOptions,
   ) {
-    this.maxTurns = options.maxTurns ?? 40;
+    this.maxTurns = options.maxTurns ?? 32;
     this.turnCache = new LruMap(options.turnCacheSize ?? 4096);
     this.fieldCache = new LruMap(options.fieldCacheSize ?? 512);
   }
