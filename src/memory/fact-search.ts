@@ -11,9 +11,10 @@ import { formatValue } from '../text/values.ts';
 /**
  * The two tiers memory_search reads from the hot document and the turn buffer, before
  * anything is compressed into ACUs: structured facts and kept/buffered turns. Both are
- * scored lexically (no embedding call: these tiers must stay cheap and work with any
- * embedder). A question that names a field ("what is the budget?") scores its current
- * fact above any ACU; a value only a turn states is found in the turn.
+ * scored lexically here, which works with any embedder; with one that measures meaning,
+ * semantic-match.ts scores them by meaning too, in the same bands. A question that names a
+ * field ("what is the budget?") scores its current fact above any ACU; a value only a turn
+ * states is found in the turn.
  */
 
 /** Score bands: a fact whose field the question names starts here (above typical ACU cosines). */
