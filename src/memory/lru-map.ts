@@ -20,6 +20,11 @@ export class LruMap<K, V> {
     return v;
   }
 
+  /** Whether the key is kept, without marking it used (a peek: the warm queue skips what is cached). */
+  has(key: K): boolean {
+    return this.map.has(key);
+  }
+
   set(key: K, value: V): void {
     this.map.delete(key);
     this.map.set(key, value);

@@ -9,7 +9,7 @@ import type { Embedder } from '../ports/embedder.ts';
 import { factState } from './fact-state.ts';
 import { factResults, recentResults } from './fact-search.ts';
 import { fieldsByMeaning, recentByMeaning } from './semantic-match.ts';
-import type { SemanticTiers, SemanticVectors } from './semantic-tiers.ts';
+import type { SemanticTiers } from './semantic-tiers.ts';
 import { cosine } from './cosine.ts';
 import { reciprocalRankFusion } from './rrf.ts';
 import { markOutdated, rankTiers } from './search-ranking.ts';
@@ -48,6 +48,8 @@ export interface CascadeOptions {
   confidenceThreshold: number;
   /** World time (epoch ms): search the memory as it stood then (facts valid then, nothing said after). */
   asOf?: number;
+  /** Most ms to wait for field and turn vectors not cached yet (config `memory.meaningWaitMs`; default: no cap but the deadline's). */
+  meaningWaitMs?: number;
 }
 
 /** Ranked results, best first; `partial` when the budget cut a tier. */
@@ -87,10 +89,6 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   const memoryLeg = deps.memory ? inSpan('memgate.search.tier', { 'memgate.tier': 'memory' }, () => readMemory(deps.memory!, scope)) : Promise.resolve(null);
   memoryLeg.catch(() => undefined);
   const turnsOf = (m: MemoryRead): Turn[] => said([...(m.doc?.recent ?? []).filter((t) => turnDefect(t) === null), ...m.buffered], (t) => t.ts);
-  // Field and turn vectors, embedded while the query is (the encoder batches them); cached, so mostly lookups.
-  const semantic = deps.semantic;
-  const meaningLeg = semantic ? memoryLeg.then((m) => (m ? inSpan('memgate.search.tier', { 'memgate.tier': 'meaning' }, () => semantic.vectors(m.schema, turnsOf(m))) : null)) : Promise.resolve(null);
-  meaningLeg.catch(() => undefined);
   const vectorLeg = inSpan('memgate.search.tier', { 'memgate.tier': 'acu.vector' }, async (span) => {
     const [vector] = await deps.embedder.embed([query]);
     if (!vector) return { vector: new Float32Array(0), hits: [] as AcuHit[] };
@@ -116,9 +114,15 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   const vec = await within(vectorLeg, remaining());
   // The query's vector is the ACU leg's: the fact and recent tiers never embed the query again.
   const queryVector = vec !== TIMED_OUT && vec.vector.length > 0 ? vec.vector : null;
-  // At most half the budget left: the rest stays for the keyword leg and the cold tier, so waiting for meaning never makes a reply partial.
-  const meaning = mem && queryVector ? await meaningWithin(meaningLeg, remaining() / 2) : null;
   const turns = mem ? turnsOf(mem) : [];
+  // Field and turn vectors: cached (warmed as turns were appended), so mostly lookups. What is
+  // not is embedded only now, after the query: in one encoder call with it, the query's vector
+  // would wait for the whole buffer. The wait is capped (`meaningWaitMs`, and at most half the
+  // budget left, so the keyword leg and the cold tier keep theirs): past it those fields and
+  // turns are matched by words, and the reply is not partial: every tier answered.
+  const semantic = deps.semantic;
+  const wait = Math.min(opts.meaningWaitMs ?? Infinity, remaining() / 2);
+  const meaning = semantic && mem && queryVector ? await inSpan('memgate.search.tier', { 'memgate.tier': 'meaning' }, () => semantic.vectors(mem.schema, turns, wait)) : null;
   const facts = mem ? factResults(mem.doc, mem.schema, query, tierClock, meaning && queryVector ? fieldsByMeaning(queryVector, meaning) : undefined) : [];
   const recent = mem ? (meaning && queryVector ? recentByMeaning(turns, query, queryVector, meaning, tierClock) : recentResults(turns, query, tierClock)) : [];
   if (vec === TIMED_OUT) partial = true;
@@ -152,21 +156,6 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   const cold = fresh.slice(0, coldSlots).map((h, i) => coldResult(h, base * COLD_SCALE * (1 - i / (coldSlots + 1))));
   if (state) for (const r of cold) markOutdated(r, state);
   return { results: [...kept, ...cold], partial };
-}
-
-/**
- * The field and turn vectors if they come within the budget, else null: the tiers then score by
- * words, as with a hashing embedder. Not `partial`: every tier answered, by words, and the
- * embedding keeps running into the cache, so the next search has them. A failed embedding
- * (the encoder down) is the same: words only.
- */
-async function meaningWithin(leg: Promise<SemanticVectors | null>, ms: number): Promise<SemanticVectors | null> {
-  try {
-    const v = await within(leg, ms);
-    return v === TIMED_OUT ? null : v;
-  } catch {
-    return null;
-  }
 }
 
 type MemoryRead = { doc: HotDocument | null; buffered: Turn[]; schema: ExtractionSchema };

@@ -282,6 +282,38 @@ describe('searchCascade: fact and recent tiers by meaning', () => {
     expect(embedder.texts.filter((t) => t === QUERY)).toHaveLength(1);
   });
 
+  it('with no deadline, waits for turn vectors at most meaningWaitMs: words first, meaning once they are cached', async () => {
+    const { s, deps } = await setup({});
+    // Turn texts are held until the test lets them through: only the cap can end the first search's wait.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const inner = new MeaningEmbedder();
+    const calls: Array<Promise<unknown>> = [];
+    const embedder: Embedder = {
+      id: inner.id,
+      dimensions: inner.dimensions,
+      cosineScale: inner.cosineScale,
+      embed(texts) {
+        const call = (async () => {
+          if (!texts.includes(QUERY)) await gate;
+          return inner.embed(texts);
+        })();
+        calls.push(call);
+        return call;
+      },
+    };
+    const memory = { hot: async () => null, buffered: async () => [ask, answer], schema: async () => ({ fields: [] }) };
+    const search = () => searchCascade({ ...deps, embedder, memory, semantic }, s, QUERY, options({ meaningWaitMs: 5 }));
+    const semantic = SemanticTiers.for(embedder);
+    const first = await search();
+    expect(first.partial).toBe(false);
+    expect(first.results.filter((r) => r.source === 'recent')).toEqual([]);
+    release();
+    await Promise.all(calls);
+    const later = await search();
+    expect(later.results[0]).toMatchObject({ source: 'recent', turnRefs: ['q1', 'a1'] });
+  });
+
   it('scores by words when the turn embedding would overrun the budget, and the reply is not partial', async () => {
     const { reply } = await run(200, 60);
     // By words the question shares one content word with the query ("area"): chance, no result; and nothing is marked wrong.
