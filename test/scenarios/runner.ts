@@ -50,6 +50,11 @@ export async function runScenario(srv: TestServer, s: Scenario, transport: Trans
     }
     const timeline = s.timeline ? await checkTimeline(u, s) : null;
     const context = s.context ? await checkContext(u, s) : null;
+    // With an embedder that measures meaning, turn vectors are warmed after each append, on a
+    // budget: a search racing that queue would match some turns by meaning and some by words
+    // (past its wait), depending on the machine's speed. Waiting for the queue to be idle (not
+    // sleeping) makes every search see every turn by meaning, with the default wait.
+    if (s.search) await srv.runtime.service.meaningIdle();
     const search = s.search ? await checkSearch(u, s) : null;
     blocks.push(String((await u.nextContext())['contextBlock'] ?? ''));
     return { scenario: s, timeline, context, search, block: checkBlocks(blocks), blocks };
