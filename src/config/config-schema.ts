@@ -34,6 +34,22 @@ export const memorySchema = z.strictObject({
   searchK: z.int().min(1).max(100).default(5),
   /** Session summaries kept in the hot document. */
   maxSummaries: z.int().min(0).default(5),
+  /**
+   * Most ms a search waits for field and turn vectors not cached yet (an embedder that measures
+   * meaning; never more than half a request's deadline): past it those are matched by words.
+   * 30: one encoder call of two short turns (~15-25 ms here), so a turn said just before the
+   * search and not warmed yet is still matched by meaning, while a search on a cold cache
+   * (warming off, another gateway's call) stays near the 50 ms search target: query embedding
+   * ~10-15 ms + 30.
+   */
+  meaningWaitMs: z.number().min(0).default(30),
+  /**
+   * Share of one core the warm queue may spend embedding appended turns (and schema fields) for
+   * search by meaning, off the call path; 0 turns warming off (searches embed within the wait).
+   * 0.1: ~5-14 turns/s per process (the fused encoder costs ~7-18 ms a turn on this 2-core box,
+   * idle to loaded), the pace of dozens of concurrent calls; past it the newest are warmed first.
+   */
+  meaningWarmShare: z.number().min(0).max(1).default(0.1),
   smartKeep: smartKeepWeights.prefault({}),
 });
 

@@ -43,6 +43,8 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_EMBEDDINGS_SEMANTIC_MAX_WORDS: 'embeddings.semanticMaxWords',
   MEMGATE_EMBEDDINGS_DEFER_AFTER_MS: 'embeddings.deferAfterMs',
   MEMGATE_TOKEN_THRESHOLD: 'memory.tokenThreshold',
+  MEMGATE_MEANING_WAIT_MS: 'memory.meaningWaitMs',
+  MEMGATE_MEANING_WARM_SHARE: 'memory.meaningWarmShare',
   MEMGATE_WORKER_NICENESS: 'worker.niceness',
   MEMGATE_FLUSH_DEADLINE_MS: 'worker.flushDeadlineMs',
   MEMGATE_EXTRACTOR: 'adapters.extractor',

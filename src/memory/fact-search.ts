@@ -11,9 +11,10 @@ import { formatValue } from '../text/values.ts';
 /**
  * The two tiers memory_search reads from the hot document and the turn buffer, before
  * anything is compressed into ACUs: structured facts and kept/buffered turns. Both are
- * scored lexically (no embedding call: these tiers must stay cheap and work with any
- * embedder). A question that names a field ("what is the budget?") scores its current
- * fact above any ACU; a value only a turn states is found in the turn.
+ * scored lexically here, which works with any embedder; with one that measures meaning,
+ * semantic-match.ts scores them by meaning too, in the same bands. A question that names a
+ * field ("what is the budget?") scores its current fact above any ACU; a value only a turn
+ * states is found in the turn.
  */
 
 /** Score bands: a fact whose field the question names starts here (above typical ACU cosines). */
@@ -25,8 +26,8 @@ const NAMED_MIN_COVERAGE = 0.3;
 /** Below this share of the query's terms, a fact the question does not name is chance, not an answer. */
 const WEAK_MIN_COVERAGE = 0.34;
 /** Turn results score from RECENT_BASE_SCORE up to RECENT_BASE_SCORE + RECENT_SPAN by the share of query terms they hold. */
-const RECENT_BASE_SCORE = 0.3;
-const RECENT_SPAN = 0.35;
+export const RECENT_BASE_SCORE = 0.3;
+export const RECENT_SPAN = 0.35;
 /**
  * History (superseded, retracted, expired) ranks at a fraction of its match score: near the
  * live results when the question looks back ("what was it before?"), else well below them,
@@ -53,18 +54,22 @@ export function terms(text: string): string[] {
 // Words that make a question a question, not what it is about.
 const QUESTION_WORDS = new Set(['whats', 'much', 'many', 'current', 'currently', 'still', 'user', 'caller', 'customer', 'remember', 'said', 'say', 'told', 'mention', 'mentioned']);
 
-/** Fact results for `query`: current values, waiting candidates, and matching history, best first. */
-export function factResults(doc: HotDocument | null, schema: ExtractionSchema, query: string, clock: TierClock): SearchResult[] {
+/**
+ * Fact results for `query`: current values, waiting candidates, and matching history, best first.
+ * `byMeaning` scores a field by what the question means (semantic-match.ts), in the same bands
+ * as the lexical match; a record takes the better of the two.
+ */
+export function factResults(doc: HotDocument | null, schema: ExtractionSchema, query: string, clock: TierClock, byMeaning?: (field: string) => number | null): SearchResult[] {
   if (!doc) return [];
   const q = terms(query);
-  if (q.length === 0) return [];
+  if (q.length === 0 && !byMeaning) return [];
   const fields = new Map(schema.fields.map((f) => [f.name, f]));
   const historyFactor = clock.asOf !== undefined || PAST_CUE.test(query) ? HISTORY_FACTOR_PAST : HISTORY_FACTOR;
   const out: SearchResult[] = [];
   for (const e of doc.entities) {
     const state = stateAt(e, clock);
     if (state === null) continue;
-    const match = matchScore(q, e, fields.get(e.field));
+    const match = best(q.length > 0 ? matchScore(q, e, fields.get(e.field)) : null, byMeaning?.(e.field) ?? null);
     if (match === null) continue;
     const live = state === 'current' || state === 'candidate';
     const score = live ? match : match * historyFactor;
@@ -87,20 +92,44 @@ export function factResults(doc: HotDocument | null, schema: ExtractionSchema, q
 export function recentResults(turns: readonly Turn[], query: string, clock: TierClock): SearchResult[] {
   const q = new Set(terms(query));
   if (q.size === 0) return [];
+  const out: SearchResult[] = [];
+  for (const t of saidTurns(turns, clock)) {
+    const share = wordShare(q, t);
+    if (share !== null) out.push(turnResult(t, RECENT_BASE_SCORE + RECENT_SPAN * share));
+  }
+  return byScoreThenNewest(out);
+}
+
+/** Kept and buffered turns, one per turn id, said by the time the search looks at. */
+export function saidTurns(turns: readonly Turn[], clock: TierClock): Turn[] {
   const byId = new Map<string, Turn>();
   for (const t of turns) if (clock.asOf === undefined || t.ts <= clock.asOf) byId.set(t.turnId, t);
-  const out: SearchResult[] = [];
-  for (const t of byId.values()) {
-    const words = new Set(terms(t.text));
-    let hits = 0;
-    for (const w of q) if (words.has(w)) hits++;
-    // One shared word is chance in a long conversation; two (or the whole of a one-word query) is a match.
-    if (hits < Math.min(2, q.size)) continue;
-    const score = RECENT_BASE_SCORE + RECENT_SPAN * (hits / q.size);
-    const who = speakerLabel(t);
-    out.push({ text: `${who} on ${iso(t.ts).slice(0, 10)}: ${t.text}`, score, confidence: score >= 0.5 ? 'medium' : 'low', source: 'recent', turnRefs: [t.turnId], validAt: iso(t.ts) });
-  }
-  return out.sort((a, b) => b.score - a.score || Date.parse(b.validAt) - Date.parse(a.validAt));
+  return [...byId.values()];
+}
+
+/** Share of the query's terms the turn holds, or null when that is chance. */
+export function wordShare(q: ReadonlySet<string>, t: Turn): number | null {
+  const words = new Set(terms(t.text));
+  let hits = 0;
+  for (const w of q) if (words.has(w)) hits++;
+  // One shared word is chance in a long conversation; two (or the whole of a one-word query) is a match.
+  return hits < Math.min(2, q.size) ? null : hits / q.size;
+}
+
+/** A turn as a result: who said it, when, and what; `asked` is the agent's question it answers. */
+export function turnResult(t: Turn, score: number, asked?: Turn): SearchResult {
+  const said = asked ? `${speakerLabel(t)} on ${iso(t.ts).slice(0, 10)}, answering "${asked.text.trim()}": ${t.text}` : `${speakerLabel(t)} on ${iso(t.ts).slice(0, 10)}: ${t.text}`;
+  const turnRefs = asked ? [asked.turnId, t.turnId] : [t.turnId];
+  return { text: said, score, confidence: score >= 0.5 ? 'medium' : 'low', source: 'recent', turnRefs, validAt: iso(t.ts) };
+}
+
+/** Best first; of equal scores, the newer turn. */
+export function byScoreThenNewest(results: SearchResult[]): SearchResult[] {
+  return results.sort((a, b) => b.score - a.score || Date.parse(b.validAt) - Date.parse(a.validAt));
+}
+
+function best(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.max(a, b);
 }
 
 type FactStateAt = 'current' | 'candidate' | 'history';

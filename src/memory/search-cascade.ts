@@ -8,6 +8,9 @@ import type { ColdArchive, ColdHit } from '../ports/cold-archive.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { factState } from './fact-state.ts';
 import { factResults, recentResults } from './fact-search.ts';
+import { fieldsByMeaning, recentByMeaning } from './semantic-match.ts';
+import type { SemanticTiers } from './semantic-tiers.ts';
+import { cosine } from './cosine.ts';
 import { reciprocalRankFusion } from './rrf.ts';
 import { markOutdated, rankTiers } from './search-ranking.ts';
 import { inSpan } from '../core/tracing.ts';
@@ -31,6 +34,8 @@ export interface CascadeDeps {
   /** The fact and recent tiers; without it the cascade searches ACUs and cold turns only. */
   memory?: MemoryReads;
   clock?: () => number;
+  /** Match the fact and recent tiers by meaning too (SemanticTiers.for: null for a hashing embedder); without it they match by words. */
+  semantic?: SemanticTiers | null;
 }
 
 /** Per-call knobs (config `memory.*` plus the request's `k` and `deadlineMs`). */
@@ -43,6 +48,8 @@ export interface CascadeOptions {
   confidenceThreshold: number;
   /** World time (epoch ms): search the memory as it stood then (facts valid then, nothing said after). */
   asOf?: number;
+  /** Most ms to wait for field and turn vectors not cached yet (config `memory.meaningWaitMs`; default: no cap but the deadline's). */
+  meaningWaitMs?: number;
 }
 
 /** Ranked results, best first; `partial` when the budget cut a tier. */
@@ -81,6 +88,7 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   // One span per tier raced (a no-op unless the host registered an OpenTelemetry SDK).
   const memoryLeg = deps.memory ? inSpan('memgate.search.tier', { 'memgate.tier': 'memory' }, () => readMemory(deps.memory!, scope)) : Promise.resolve(null);
   memoryLeg.catch(() => undefined);
+  const turnsOf = (m: MemoryRead): Turn[] => said([...(m.doc?.recent ?? []).filter((t) => turnDefect(t) === null), ...m.buffered], (t) => t.ts);
   const vectorLeg = inSpan('memgate.search.tier', { 'memgate.tier': 'acu.vector' }, async (span) => {
     const [vector] = await deps.embedder.embed([query]);
     if (!vector) return { vector: new Float32Array(0), hits: [] as AcuHit[] };
@@ -101,11 +109,22 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   const clockNow = deps.clock?.() ?? Date.now();
   const state = mem?.doc ? factState(mem.doc.entities, clockNow) : null;
   const tierClock = asOf === undefined ? { now: clockNow } : { now: clockNow, asOf };
-  const facts = mem ? factResults(mem.doc, mem.schema, query, tierClock) : [];
-  const recent = mem ? recentResults([...(mem.doc?.recent ?? []).filter((t) => turnDefect(t) === null), ...mem.buffered], query, tierClock) : [];
 
   let acuResults: SearchResult[] = [];
   const vec = await within(vectorLeg, remaining());
+  // The query's vector is the ACU leg's: the fact and recent tiers never embed the query again.
+  const queryVector = vec !== TIMED_OUT && vec.vector.length > 0 ? vec.vector : null;
+  const turns = mem ? turnsOf(mem) : [];
+  // Field and turn vectors: cached (warmed as turns were appended), so mostly lookups. What is
+  // not is embedded only now, after the query: in one encoder call with it, the query's vector
+  // would wait for the whole buffer. The wait is capped (`meaningWaitMs`, and at most half the
+  // budget left, so the keyword leg and the cold tier keep theirs): past it those fields and
+  // turns are matched by words, and the reply is not partial: every tier answered.
+  const semantic = deps.semantic;
+  const wait = Math.min(opts.meaningWaitMs ?? Infinity, remaining() / 2);
+  const meaning = semantic && mem && queryVector ? await inSpan('memgate.search.tier', { 'memgate.tier': 'meaning' }, () => semantic.vectors(mem.schema, turns, wait)) : null;
+  const facts = mem ? factResults(mem.doc, mem.schema, query, tierClock, meaning && queryVector ? fieldsByMeaning(queryVector, meaning) : undefined) : [];
+  const recent = mem ? (meaning && queryVector ? recentByMeaning(turns, query, queryVector, meaning, tierClock) : recentResults(turns, query, tierClock)) : [];
   if (vec === TIMED_OUT) partial = true;
   else {
     let keywordHits = await within(keywordLeg, remaining());
@@ -139,7 +158,9 @@ export async function searchCascade(deps: CascadeDeps, scope: Scope, query: stri
   return { results: [...kept, ...cold], partial };
 }
 
-async function readMemory(reads: MemoryReads, scope: Scope): Promise<{ doc: HotDocument | null; buffered: Turn[]; schema: ExtractionSchema }> {
+type MemoryRead = { doc: HotDocument | null; buffered: Turn[]; schema: ExtractionSchema };
+
+async function readMemory(reads: MemoryReads, scope: Scope): Promise<MemoryRead> {
   const [doc, buffered, schema] = await Promise.all([reads.hot(scope), reads.buffered(scope), reads.schema(scope)]);
   return { doc, buffered, schema };
 }
@@ -148,22 +169,6 @@ async function readMemory(reads: MemoryReads, scope: Scope): Promise<{ doc: HotD
 export function confidenceOf(score: number, threshold: number): Confidence {
   if (score >= Math.max(0.6, threshold + 0.2)) return 'high';
   return score >= threshold ? 'medium' : 'low';
-}
-
-/** Cosine similarity; the embedder promises unit vectors, but stored ones may come from elsewhere. */
-export function cosine(a: Float32Array, b: Float32Array): number {
-  const n = Math.min(a.length, b.length);
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < n; i++) {
-    const x = a[i] ?? 0;
-    const y = b[i] ?? 0;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
 function fuse(vector: Float32Array, vectorHits: AcuHit[], keywordHits: AcuHit[], hybrid: boolean, opts: CascadeOptions): SearchResult[] {

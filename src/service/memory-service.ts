@@ -16,6 +16,9 @@ import { activeEntities, isExpired } from '../memory/supersession.ts';
 import { buildSessionContext } from '../memory/context-block.ts';
 import { contextFields, encodeContext, packEncoded, unpackContext, type ContextFields } from '../memory/encoded-context.ts';
 import { searchCascade } from '../memory/search-cascade.ts';
+import { SemanticTiers } from '../memory/semantic-tiers.ts';
+import { MeaningWarmer } from '../memory/meaning-warmer.ts';
+import { LruMap } from '../memory/lru-map.ts';
 import { extractionDeps, runExtractionWhenFree, type ExtractionDeps } from '../pipeline/extraction-job.ts';
 import { extractionFailedEvent } from '../pipeline/extraction-report.ts';
 import type { AckReply, ContextReply, EncodedStart, ExtractionReport, MemoryApi, SearchOptions, SearchReply, StartOptions, TimelineEntity } from './api.ts';
@@ -35,6 +38,12 @@ export class MemoryService implements MemoryApi {
   private readonly backlog: ExtractionBacklog;
   private readonly flushes: FlushFlights;
   private readonly unsubscribe: () => void;
+  /** Field and turn vectors for search by meaning, cached across searches; null when the embedder's cosine is word overlap. */
+  private readonly semantic: SemanticTiers | null;
+  /** Embeds appended turns and read schemas' fields into `semantic`'s caches off the call path; null without meaning or with `meaningWarmShare` 0. */
+  private readonly warmer: MeaningWarmer | null;
+  /** Agents whose schema a session start already had read for the warm queue (bounded: one read per agent per process, not per call). */
+  private readonly warmedAgents = new LruMap<string, true>(4096);
 
   /**
    * `flushLane`: where `flush` runs instead of here, or null to run it here. The wiring
@@ -51,7 +60,9 @@ export class MemoryService implements MemoryApi {
     this.schemas = new SchemaRegistry(ports.documents, config.schemasDir, logger);
     this.threshold = config.memory.tokenThreshold;
     this.maxTurnBytes = config.server.maxTurnBytes;
-    this.extraction = extractionDeps(config, ports, (t, a) => this.schemas.get(t, a), clock, logger.child({ component: 'pipeline' }));
+    this.semantic = SemanticTiers.for(ports.embedder);
+    this.warmer = this.semantic && config.memory.meaningWarmShare > 0 ? new MeaningWarmer(this.semantic, { share: config.memory.meaningWarmShare }) : null;
+    this.extraction = extractionDeps(config, ports, (t, a) => this.schemaOf(t, a), clock, logger.child({ component: 'pipeline' }));
     this.backlog = new ExtractionBacklog(this.threshold, config.worker.backlogAlertWindows, (c) => this.announce(c));
     // Whichever process committed the run (the extraction thread, a worker of the cluster), its event says what it read.
     this.unsubscribe = ports.events.subscribe((e) => {
@@ -108,12 +119,38 @@ export class MemoryService implements MemoryApi {
       this.contextOf(scope, now),
     ]);
     if (opened.status === 'conflict') throw sessionConflict(id);
+    this.warmFieldsOf(scope);
     return { sessionId: id, context, tookMs: round(performance.now() - t0), reopened: opened.status === 'reopened', generation: opened.session.generation };
   }
 
   /** The context a session start would hand the agent now, without starting one (dashboards). */
   async readContext(scope: Scope): Promise<ContextFields> {
     return contextFields(await this.contextOf(scope, this.clock.now()));
+  }
+
+  /** The agent's schema; its fields go to the warm queue (cached ones are skipped there), so a changed schema is warmed on its first read. */
+  private async schemaOf(tenantId: string, agentId: string): Promise<ExtractionSchema> {
+    const schema = await this.schemas.get(tenantId, agentId);
+    this.warmer?.addFields(schema);
+    return schema;
+  }
+
+  /** Once per agent (per process): read its schema after the start's reply, so its field vectors are cached before the call's first search. */
+  private warmFieldsOf(scope: Scope): void {
+    if (!this.warmer) return;
+    const key = `${scope.tenantId}\n${scope.agentId}`;
+    if (this.warmedAgents.has(key)) return;
+    this.warmedAgents.set(key, true);
+    setImmediate(() => void this.schemaOf(scope.tenantId, scope.agentId).catch(() => this.warmedAgents.delete(key)));
+  }
+
+  /**
+   * Resolves when the warm queue has nothing left to embed (at once without one). Tests and
+   * diagnostics only: a search made after it finds every appended turn's vector cached, so its
+   * results do not depend on how fast the encoder was.
+   */
+  meaningIdle(): Promise<void> {
+    return this.warmer?.idle() ?? Promise.resolve();
   }
 
   private async contextOf(scope: Scope, now: number): Promise<EncodedContext> {
@@ -159,6 +196,8 @@ export class MemoryService implements MemoryApi {
   private acked(scope: Scope, o: AppendOutcome): AckReply {
     if (!o.duplicate) {
       this.backlog.add(scope, o.turn.seq, o.turn.tokens, o.turn.receivedAt);
+      // Only queued: the batch runs on a later tick, under the warm share's budget.
+      this.warmer?.addTurn(o.turn.text);
       const before = o.pendingTokens - o.turn.tokens;
       if (Math.floor(o.pendingTokens / this.threshold) > Math.floor(before / this.threshold)) this.publishJob(scope, 'threshold');
     }
@@ -193,9 +232,10 @@ export class MemoryService implements MemoryApi {
     );
   }
 
-  /** Stop pending publish retries and event listening (the runtime is closing). */
+  /** Stop pending publish retries, event listening and the warm queue (the runtime is closing). */
   stopRetries(): void {
     this.unsubscribe();
+    this.warmer?.close();
     for (const t of this.publishRetries.values()) clearTimeout(t);
     this.publishRetries.clear();
   }
@@ -212,9 +252,9 @@ export class MemoryService implements MemoryApi {
     const memory = {
       hot: (s: Scope) => p.documents.getHot(s),
       buffered: async (s: Scope) => (await p.buffer.list(s)).filter((t) => turnDefect(t) === null),
-      schema: (s: Scope) => this.schemas.get(s.tenantId, s.agentId),
+      schema: (s: Scope) => this.schemaOf(s.tenantId, s.agentId),
     };
-    const deps = { acus: p.acus, cold: p.cold, embedder: p.embedder, now: () => performance.now(), memory, clock: () => this.clock.now() };
+    const deps = { acus: p.acus, cold: p.cold, embedder: p.embedder, now: () => performance.now(), memory, clock: () => this.clock.now(), semantic: this.semantic };
     const { results, partial } = await searchCascade(deps, scope, query, {
       k: options.k ?? m.searchK,
       ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
@@ -222,6 +262,7 @@ export class MemoryService implements MemoryApi {
       hybrid: m.hybrid,
       rrfK: m.rrfK,
       confidenceThreshold: m.confidenceThreshold,
+      meaningWaitMs: m.meaningWaitMs,
     });
     // Scores are rankings, not measurements: 4 decimals, so a reply never reads 0.9500000000000001.
     return { results: results.map((r) => ({ ...r, score: roundScore(r.score) })), tookMs: round(performance.now() - t0), ...(partial ? { partial: true } : {}) };
@@ -263,8 +304,10 @@ export class MemoryService implements MemoryApi {
     return doc.entities.map((e) => (e.status === 'active' && isExpired(e, now) ? { ...e, status: 'expired' as const } : e));
   }
 
-  putSchema(tenantId: string, agentId: string, schema: unknown): Promise<ExtractionSchema> {
-    return this.schemas.put(tenantId, agentId, schema);
+  async putSchema(tenantId: string, agentId: string, schema: unknown): Promise<ExtractionSchema> {
+    const stored = await this.schemas.put(tenantId, agentId, schema);
+    this.warmer?.addFields(stored);
+    return stored;
   }
 
   async forget(scope: Scope): Promise<void> {

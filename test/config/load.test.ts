@@ -61,6 +61,12 @@ describe('configuration', () => {
     expect(messageOf(() => load(['--log-level', 'loud']))).toMatch(/--log-level "loud"/);
   });
 
+  it('sets the wait and warm share of search by meaning by environment, within their bounds', () => {
+    expect(load([]).memory).toMatchObject({ meaningWaitMs: 30, meaningWarmShare: 0.1 });
+    expect(load([], { MEMGATE_MEANING_WAIT_MS: '15', MEMGATE_MEANING_WARM_SHARE: '0' }).memory).toMatchObject({ meaningWaitMs: 15, meaningWarmShare: 0 });
+    expect(messageOf(() => load([], { MEMGATE_MEANING_WARM_SHARE: '2' }))).toMatch(/MEMGATE_MEANING_WARM_SHARE="2".*memory\.meaningWarmShare/);
+  });
+
   it('switches extractor and embedder by environment', () => {
     const c = load([], { MEMGATE_EXTRACTOR: 'openai', MEMGATE_EMBEDDER: 'openai', MEMGATE_LLM_BASE_URL: 'http://127.0.0.1:9/v1' });
     expect(c.adapters.extractor).toBe('openai');

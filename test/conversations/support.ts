@@ -28,8 +28,8 @@ export class ScriptedUser {
     if (r.status !== 200) throw new Error(`schema PUT failed: ${JSON.stringify(r.body)}`);
   }
 
-  /** One call; returns the context the call started with. */
-  async call(turns: readonly ScriptTurn[]): Promise<Record<string, any>> {
+  /** One call; returns the context the call started with. `end: false` leaves it open: no end, no flush. */
+  async call(turns: readonly ScriptTurn[], opts: { end?: boolean } = {}): Promise<Record<string, any>> {
     const start = await http(this.srv.base, 'POST', '/v1/sessions', { body: { agentId: this.agentId, userId: this.userId } });
     const sid = start.body.sessionId as string;
     for (const t of turns) {
@@ -38,11 +38,15 @@ export class ScriptedUser {
       const ack = await http(this.srv.base, 'POST', `/v1/sessions/${sid}/turns`, { body });
       if (ack.status !== 200) throw new Error(`append failed: ${JSON.stringify(ack.body)}`);
     }
+    if (opts.end === false) return start.body as Record<string, any>;
     await http(this.srv.base, 'POST', `/v1/sessions/${sid}/end`);
     const flush = await http(this.srv.base, 'POST', `/v1/agents/${this.agentId}/users/${this.userId}/flush`);
     if (flush.status !== 200) throw new Error(`flush failed: ${JSON.stringify(flush.body)}`);
     return start.body as Record<string, any>;
   }
+
+  /** Let go of calls left open (HTTP holds nothing open). */
+  async hangUp(): Promise<void> {}
 
   /** The context the next call would start with. */
   async nextContext(): Promise<Record<string, any>> {
@@ -63,15 +67,15 @@ export class ScriptedUser {
 /**
  * A gateway on Redis + NATS (buffer, cache, lock, job bus and events on the real servers,
  * documents, cold turns and ACUs on SQLite) with a worker extracting, under its own key
- * prefix, stream and subjects.
+ * prefix, stream and subjects; hashing embeddings unless `embedder` says otherwise.
  */
-export async function startProductionTestServer(redisUrl: string, natsUrl: string, name: string, server: Record<string, unknown> = {}): Promise<TestServer> {
+export async function startProductionTestServer(redisUrl: string, natsUrl: string, name: string, server: Record<string, unknown> = {}, embedder = 'offline'): Promise<TestServer> {
   const tag = randomBytes(4).toString('hex');
   return startTestServer({
     workers: true,
     config: {
       server,
-      adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder: 'offline' },
+      adapters: { buffer: 'redis', cache: 'redis', lock: 'redis', bus: 'nats', events: 'nats', documents: 'sqlite', cold: 'sqlite', acus: 'sqlite', extractor: 'offline', embedder },
       redis: { url: redisUrl, keyPrefix: `${name}:${tag}:` },
       nats: { servers: natsUrl, stream: `${name.toUpperCase()}_${tag}`, subjectPrefix: `${name}${tag}` },
     },

@@ -4,7 +4,9 @@ import type { Acu, Scope, Turn } from '../../src/core/types.ts';
 import type { AcuHit, AcuIndex, AcuIndexCapabilities } from '../../src/ports/acu-index.ts';
 import type { ColdArchive, ColdHit } from '../../src/ports/cold-archive.ts';
 import type { Embedder } from '../../src/ports/embedder.ts';
-import { cosine, searchCascade, type CascadeOptions } from '../../src/memory/search-cascade.ts';
+import { cosine } from '../../src/memory/cosine.ts';
+import { searchCascade, type CascadeOptions } from '../../src/memory/search-cascade.ts';
+import { SemanticTiers } from '../../src/memory/semantic-tiers.ts';
 
 // --- the domain's own test doubles -------------------------------------------------
 
@@ -245,5 +247,77 @@ describe('searchCascade: deadline', () => {
     const reply = await searchCascade(deps, s, 'Koregaon Park flat', options());
     expect(reply.partial).toBe(false);
     expect(reply.results.map((r) => r.turnRefs)).toEqual([['c9']]);
+  });
+});
+
+describe('searchCascade: fact and recent tiers by meaning', () => {
+  const QUERY = 'which area is she looking at';
+  /** The query and the agent's question point one way, the caller's answer another; `delayMs` slows every call but the query's. */
+  class MeaningEmbedder implements Embedder {
+    readonly id = 'meaning';
+    readonly dimensions = 3;
+    readonly cosineScale = { meaning: true, floor: 0.2, strong: 0.4 };
+    readonly texts: string[] = [];
+    constructor(private readonly delayMs = 0) {}
+    async embed(texts: readonly string[]): Promise<Float32Array[]> {
+      this.texts.push(...texts);
+      if (this.delayMs > 0 && !texts.includes(QUERY)) await sleep(this.delayMs);
+      return texts.map((t) => Float32Array.from(t === QUERY || t.startsWith('Which area') ? Q : at(0.05)));
+    }
+  }
+  const ask = { ...turn('q1', 'Which area are you considering?', '2026-01-05'), role: 'agent' as const, seq: 1 };
+  const answer = { ...turn('a1', 'I want a 3 BHK in Koramangala.', '2026-01-05'), seq: 2 };
+
+  async function run(delayMs: number, deadlineMs?: number) {
+    const { s, deps } = await setup({});
+    const embedder = new MeaningEmbedder(delayMs);
+    const memory = { hot: async () => null, buffered: async () => [ask, answer], schema: async () => ({ fields: [] }) };
+    const reply = await searchCascade({ ...deps, embedder, memory, semantic: SemanticTiers.for(embedder) }, s, QUERY, options(deadlineMs === undefined ? {} : { deadlineMs }));
+    return { reply, embedder };
+  }
+
+  it("finds the caller's answer through the agent's question, embedding the query once", async () => {
+    const { reply, embedder } = await run(0);
+    expect(reply.results[0]).toMatchObject({ source: 'recent', turnRefs: ['q1', 'a1'] });
+    expect(embedder.texts.filter((t) => t === QUERY)).toHaveLength(1);
+  });
+
+  it('with no deadline, waits for turn vectors at most meaningWaitMs: words first, meaning once they are cached', async () => {
+    const { s, deps } = await setup({});
+    // Turn texts are held until the test lets them through: only the cap can end the first search's wait.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const inner = new MeaningEmbedder();
+    const calls: Array<Promise<unknown>> = [];
+    const embedder: Embedder = {
+      id: inner.id,
+      dimensions: inner.dimensions,
+      cosineScale: inner.cosineScale,
+      embed(texts) {
+        const call = (async () => {
+          if (!texts.includes(QUERY)) await gate;
+          return inner.embed(texts);
+        })();
+        calls.push(call);
+        return call;
+      },
+    };
+    const memory = { hot: async () => null, buffered: async () => [ask, answer], schema: async () => ({ fields: [] }) };
+    const search = () => searchCascade({ ...deps, embedder, memory, semantic }, s, QUERY, options({ meaningWaitMs: 5 }));
+    const semantic = SemanticTiers.for(embedder);
+    const first = await search();
+    expect(first.partial).toBe(false);
+    expect(first.results.filter((r) => r.source === 'recent')).toEqual([]);
+    release();
+    await Promise.all(calls);
+    const later = await search();
+    expect(later.results[0]).toMatchObject({ source: 'recent', turnRefs: ['q1', 'a1'] });
+  });
+
+  it('scores by words when the turn embedding would overrun the budget, and the reply is not partial', async () => {
+    const { reply } = await run(200, 60);
+    // By words the question shares one content word with the query ("area"): chance, no result; and nothing is marked wrong.
+    expect(reply.partial).toBe(false);
+    expect(reply.results.filter((r) => r.source === 'recent')).toEqual([]);
   });
 });

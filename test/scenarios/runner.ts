@@ -43,12 +43,24 @@ export async function runScenario(srv: TestServer, s: Scenario, transport: Trans
     if (r.status !== 200) throw new Error(`${s.id}: schema refused: ${JSON.stringify(r.body)}`);
   }
   const blocks: string[] = [];
-  for (const call of s.calls) blocks.push(String((await u.call(call))['contextBlock'] ?? ''));
-  const timeline = s.timeline ? await checkTimeline(u, s) : null;
-  const context = s.context ? await checkContext(u, s) : null;
-  const search = s.search ? await checkSearch(u, s) : null;
-  blocks.push(String((await u.nextContext())['contextBlock'] ?? ''));
-  return { scenario: s, timeline, context, search, block: checkBlocks(blocks), blocks };
+  try {
+    for (const [i, call] of s.calls.entries()) {
+      const open = s.searchDuringCall === true && i === s.calls.length - 1;
+      blocks.push(String((await u.call(call, open ? { end: false } : {}))['contextBlock'] ?? ''));
+    }
+    const timeline = s.timeline ? await checkTimeline(u, s) : null;
+    const context = s.context ? await checkContext(u, s) : null;
+    // With an embedder that measures meaning, turn vectors are warmed after each append, on a
+    // budget: a search racing that queue would match some turns by meaning and some by words
+    // (past its wait), depending on the machine's speed. Waiting for the queue to be idle (not
+    // sleeping) makes every search see every turn by meaning, with the default wait.
+    if (s.search) await srv.runtime.service.meaningIdle();
+    const search = s.search ? await checkSearch(u, s) : null;
+    blocks.push(String((await u.nextContext())['contextBlock'] ?? ''));
+    return { scenario: s, timeline, context, search, block: checkBlocks(blocks), blocks };
+  } finally {
+    await u.hangUp();
+  }
 }
 
 /** The checker's defects over every block, each with the call whose start showed it. */
@@ -105,7 +117,9 @@ async function checkSearch(u: ScriptedUser, s: Scenario): Promise<Check> {
   if (q.source && first['source'] !== q.source) return fail(`search "${q.query}": first result comes from ${String(first['source'])}, want ${q.source}`);
   if (q.outdated) {
     const { has, now } = q.outdated;
-    const old = results.slice(1).find((r) => String(r['text']).toLowerCase().includes(has.toLowerCase()));
+    // A result that states the current value too is the correction itself ("ibuprofen, not aspirin"), not a stale statement.
+    const stale = (text: string) => text.includes(has.toLowerCase()) && !(now !== null && text.includes(now.toLowerCase()));
+    const old = results.slice(1).find((r) => stale(String(r['text']).toLowerCase()));
     if (!old) return fail(`search "${q.query}": no later result states "${has}"`);
     const mark = old['outdated'] as { now: unknown } | undefined;
     if (!mark) return fail(`search "${q.query}": "${String(old['text'])}" is not marked outdated`);

@@ -16,6 +16,16 @@ export interface Scenario {
   /** A shipped schema (config/schemas/<name>.json) or an inline one. */
   schema: string | ExtractionSchema;
   calls: ScriptTurn[][];
+  /**
+   * The checks run while the last call is still open: its turns are buffered, nothing of it is
+   * extracted (no ACU, no fact), so only the recent tier can answer from it.
+   */
+  searchDuringCall?: boolean;
+  /**
+   * 'encoder': the rule needs an embedder that matches meaning (a paraphrase shares no words);
+   * skipped, saying so, where the suite embeds by hashing.
+   */
+  embedder?: 'encoder';
   /** Timeline (history=true): for each entity key, its values and statuses (and sources, when given) in any order. */
   timeline?: Record<string, Array<[Shown, string] | [Shown, string, string]>>;
   /** The next call's context: current facts by key, inferred ones, text the block must (not) carry. */

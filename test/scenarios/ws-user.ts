@@ -8,13 +8,16 @@ import { ScriptedUser, type ScriptTurn, type TestServer } from '../conversations
  */
 export class WsScriptedUser extends ScriptedUser {
   private turns = 0;
+  /** Sockets of calls left open (`end: false`): closed by `hangUp`. */
+  private readonly open: WsTester[] = [];
 
   constructor(private readonly server: TestServer) {
     super(server);
   }
 
-  override async call(turns: readonly ScriptTurn[]): Promise<Record<string, any>> {
+  override async call(turns: readonly ScriptTurn[], opts: { end?: boolean } = {}): Promise<Record<string, any>> {
     const ws = await WsTester.open(this.server.wsUrl);
+    let keep = false;
     try {
       const ctx = await this.expect(ws, { op: 'start', agentId: this.agentId, userId: this.userId }, 'context');
       for (const t of turns) {
@@ -22,13 +25,22 @@ export class WsScriptedUser extends ScriptedUser {
         if (t.asrConfidence !== undefined) frame['asrConfidence'] = t.asrConfidence;
         await this.expect(ws, frame, 'ack');
       }
+      if (opts.end === false) {
+        keep = true;
+        this.open.push(ws);
+        return ctx;
+      }
       await this.expect(ws, { op: 'end' }, 'ended');
       const flush = await http(this.server.base, 'POST', `/v1/agents/${this.agentId}/users/${this.userId}/flush`);
       if (flush.status !== 200) throw new Error(`flush failed: ${JSON.stringify(flush.body)}`);
       return ctx;
     } finally {
-      await ws.close();
+      if (!keep) await ws.close();
     }
+  }
+
+  override async hangUp(): Promise<void> {
+    await Promise.all(this.open.splice(0).map((ws) => ws.close()));
   }
 
   override async nextContext(): Promise<Record<string, any>> {

@@ -1,5 +1,5 @@
 import { MemgateError } from '../../core/errors.ts';
-import type { Embedder } from '../../ports/embedder.ts';
+import type { CosineScale, Embedder } from '../../ports/embedder.ts';
 
 /** One embedder of a fusion and its share of the fused cosine. */
 export interface FusedPart {
@@ -23,6 +23,7 @@ export interface FusedPart {
 export class FusedEmbedder implements Embedder {
   readonly id: string;
   readonly dimensions: number;
+  readonly cosineScale?: CosineScale;
   private readonly scales: number[];
   /** Scales of `embedLexical`: the cheap parts' shares renormalised among themselves, 0 for costly parts; null when every part is costly. */
   private readonly lexicalScales: number[] | null;
@@ -38,6 +39,8 @@ export class FusedEmbedder implements Embedder {
     this.lexicalScales = cheap > 0 && parts.some((p) => p.costly) ? parts.map((p) => (p.costly ? 0 : Math.sqrt(p.weight / cheap))) : null;
     this.dimensions = parts.reduce((s, p) => s + p.embedder.dimensions, 0);
     this.id = `fused(${parts.map((p) => `${p.embedder.id}*${round3(p.weight / total)}`).join('+')})`;
+    const scale = mixedScale(parts.map((p) => [p.embedder.cosineScale, p.weight / total]));
+    if (scale) this.cosineScale = scale;
   }
 
   /** Load every model-backed part now. */
@@ -91,6 +94,18 @@ export class FusedEmbedder implements Embedder {
     });
     return out;
   }
+}
+
+/**
+ * The fusion's cosine is the share-weighted mean of its parts', so its scale is taken as the
+ * share-weighted mean of theirs: known only when every part's is, meaning when any part's is.
+ * Conservative for the default (hashing 0.35 + USE-lite 0.65): derived floor 0.27 / strong 0.43,
+ * measured on the fused vectors themselves 0.24 / 0.41 (scripts/calibrate-semantic-tiers.ts).
+ */
+function mixedScale(parts: ReadonlyArray<readonly [CosineScale | undefined, number]>): CosineScale | undefined {
+  if (parts.some(([s]) => !s)) return undefined;
+  const mix = (pick: (s: CosineScale) => number) => round3(parts.reduce((sum, [s, share]) => sum + pick(s!) * share, 0));
+  return { meaning: parts.some(([s]) => s!.meaning), floor: mix((s) => s.floor), strong: mix((s) => s.strong) };
 }
 
 function round3(x: number): number {

@@ -1,5 +1,5 @@
 import { MemgateError } from '../../core/errors.ts';
-import type { Embedder } from '../../ports/embedder.ts';
+import type { CosineScale, Embedder } from '../../ports/embedder.ts';
 import { features } from './text-features.ts';
 
 /** Options of the offline embedder. */
@@ -36,6 +36,8 @@ const PROBES = 2;
 export class OfflineEmbedder implements Embedder {
   readonly id = 'offline-hash-v1';
   readonly dimensions: number;
+  /** Word overlap, not meaning (measured at 384 dimensions by scripts/calibrate-semantic-tiers.ts). */
+  readonly cosineScale: CosineScale = { meaning: false, floor: 0.16, strong: 0.36 };
 
   constructor(options: OfflineEmbedderOptions = {}) {
     const dims = options.dimensions ?? 384;

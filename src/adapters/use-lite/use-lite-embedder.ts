@@ -1,5 +1,5 @@
 import { MemgateError } from '../../core/errors.ts';
-import type { Embedder } from '../../ports/embedder.ts';
+import type { CosineScale, Embedder } from '../../ports/embedder.ts';
 import { loadUseLite, USE_LITE_DIMENSIONS, type LoadedUseLite, type UseLiteModel } from './model.ts';
 import { leaseUseLiteThread, type UseLiteThreadLease } from './model-thread.ts';
 
@@ -65,6 +65,8 @@ interface Pending {
 export class UseLiteEmbedder implements Embedder {
   readonly id = 'use-lite-v1';
   readonly dimensions = USE_LITE_DIMENSIONS;
+  /** Measured by scripts/calibrate-semantic-tiers.ts (LoCoMo dev: unrelated p99 0.335, answering turn p90 0.474). */
+  readonly cosineScale: CosineScale = { meaning: true, floor: 0.33, strong: 0.47 };
   private readonly batchSize: number;
   private readonly maxChars: number;
   private readonly maxPieces: number;

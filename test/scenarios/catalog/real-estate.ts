@@ -291,4 +291,55 @@ export const realEstate: Scenario[] = [
     context: { facts: { budget: '8000000 INR' } },
     search: { query: 'What is the budget now?', firstHas: '80', source: 'fact' },
   },
+  {
+    id: 're-meaning-before-extraction',
+    domain: 'real-estate',
+    rule: 'search finds a paraphrase in turns not yet extracted',
+    schema: S,
+    embedder: 'encoder',
+    searchDuringCall: true,
+    calls: [
+      [
+        { role: 'agent', text: 'Hello, this is Asha from Sunrise Homes.', at: at('01-05') },
+        { role: 'user', text: "Hi, I'd like to buy a home for my family.", at: at('01-05', '10:00:04') },
+        { role: 'agent', text: 'What kind of flat are you looking for?', at: at('01-05', '10:00:08') },
+        { role: 'user', text: 'I want a 3 BHK in Koramangala.', at: at('01-05', '10:00:12') },
+        { role: 'agent', text: 'Noted. When can you come for a site visit?', at: at('01-05', '10:00:16') },
+        { role: 'user', text: 'Saturday morning works for me.', at: at('01-05', '10:00:20') },
+      ],
+    ],
+    search: { query: 'where does she want a flat', firstHas: 'Koramangala', source: 'recent' },
+  },
+  {
+    id: 're-meaning-caller-answer-first',
+    domain: 'real-estate',
+    rule: "the caller's answer ranks above the agent's question",
+    schema: S,
+    embedder: 'encoder',
+    searchDuringCall: true,
+    calls: [
+      [
+        { role: 'agent', text: 'Which area are you considering?', at: at('01-05') },
+        { role: 'user', text: 'I want a 3 BHK in Koramangala.', at: at('01-05', '10:00:05') },
+        { role: 'agent', text: 'Good choice. And your budget?', at: at('01-05', '10:00:10') },
+        { role: 'user', text: 'Around 90 lakhs.', at: at('01-05', '10:00:15') },
+      ],
+    ],
+    search: { query: 'which area is she looking at', firstHas: 'Koramangala', source: 'recent' },
+  },
+  {
+    id: 're-meaning-field-paraphrase',
+    domain: 'real-estate',
+    rule: 'a question naming no field word finds the field by meaning',
+    schema: S,
+    embedder: 'encoder',
+    calls: [
+      [
+        { role: 'user', text: 'I want a 3 BHK in Koramangala.', at: at('01-05') },
+        { role: 'user', text: 'My budget is 90 lakhs.', at: at('01-05', '10:00:05') },
+      ],
+    ],
+    timeline: { bedrooms: [['3', 'active']] },
+    search: { query: 'how many rooms does she need', firstHas: 'bedrooms is 3', source: 'fact' },
+  },
 ];
