@@ -210,6 +210,12 @@ export const configSchema = z
          * (pipeline/deferred-acus.ts); 0 never defers.
          */
         deferAfterMs: z.int().min(0).default(3000),
+        /**
+         * use-lite / fused, embedded lane: share of one core the sentence encoder may spend on the
+         * extraction thread's texts (paced; 1: unpaced). What it cannot keep up with falls behind
+         * and is indexed lexically, re-embedded when the load passes (deferAfterMs).
+         */
+        laneEncoderShare: z.number().gt(0).max(1).default(0.5),
         /** fused: deferred ACUs a run that is not behind re-embeds at most (a flush re-embeds them all). */
         upgradeBatch: z.int().min(0).default(64),
         /** fused: deferred ACUs kept per user; past it the oldest keep their hashing vector for good. */

@@ -42,6 +42,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_EMBEDDINGS_MODEL_THREAD: 'embeddings.modelThread',
   MEMGATE_EMBEDDINGS_SEMANTIC_MAX_WORDS: 'embeddings.semanticMaxWords',
   MEMGATE_EMBEDDINGS_DEFER_AFTER_MS: 'embeddings.deferAfterMs',
+  MEMGATE_EMBEDDINGS_LANE_SHARE: 'embeddings.laneEncoderShare',
   MEMGATE_TOKEN_THRESHOLD: 'memory.tokenThreshold',
   MEMGATE_MEANING_WAIT_MS: 'memory.meaningWaitMs',
   MEMGATE_MEANING_WARM_SHARE: 'memory.meaningWarmShare',

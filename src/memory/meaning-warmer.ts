@@ -47,6 +47,9 @@ export class MeaningWarmer {
   private inFlight = false;
   private closed = false;
   private idleWaiters: Array<() => void> = [];
+  /** Turns offered in the current second and the last whole one, and the encoder's measured ms per text. */
+  private offered = { since: -Infinity, count: 0, lastRate: 0 };
+  private msPerText: number | null = null;
   private readonly counts = { embedded: 0, dropped: 0 };
 
   constructor(
@@ -65,7 +68,29 @@ export class MeaningWarmer {
 
   /** Queue a turn's text (skipped when cached, being embedded or blank). */
   addTurn(text: string): void {
+    if (this.futile()) {
+      this.counts.dropped += 1 + this.queue.splice(0).length;
+      return;
+    }
     this.add({ kind: 'turn', text });
+  }
+
+  /**
+   * Whether turns come at more than twice the rate the share can embed (measured): the queue
+   * would then warm under half of them, each a random few, while its batches still cost the
+   * call path its share of the cores. At 1,000 turns/s the share embeds ~1 %: nothing is warmed
+   * and searches embed within their wait; at the pace of dozens of calls every turn is warmed.
+   */
+  private futile(): boolean {
+    const now = this.now();
+    if (now - this.offered.since >= 1000) {
+      const whole = now - this.offered.since < 2000;
+      this.offered = { since: now, count: 0, lastRate: whole ? this.offered.count : 0 };
+    }
+    this.offered.count++;
+    if (this.msPerText === null) return false;
+    const capacity = (this.share * 1000) / this.msPerText;
+    return this.offered.lastRate > 2 * capacity;
   }
 
   /** Queue a schema's field texts (a schema read or put): a first search then finds them cached. */
@@ -122,7 +147,11 @@ export class MeaningWarmer {
         this.counts.embedded += embedded;
         const ended = this.now();
         // Wall time: a batch that queued behind a search's query counts that wait too, so under load the rest is longer, never shorter.
-        if (embedded > 0) this.resumeAt = ended + (ended - started) * (1 / this.share - 1);
+        if (embedded > 0) {
+          this.resumeAt = ended + (ended - started) * (1 / this.share - 1);
+          const perText = (ended - started) / embedded;
+          this.msPerText = this.msPerText === null ? perText : 0.8 * this.msPerText + 0.2 * perText;
+        }
         this.notifyIdle();
       }
     } finally {

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { MemgateError, toMemgateError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { activeSpanContext } from '../core/tracing.ts';
+import { DutyCycle } from '../core/duty-cycle.ts';
 import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { EventBus } from '../ports/event-bus.ts';
@@ -26,6 +27,12 @@ export interface ThreadLaneOptions {
    * texts each, so a search's query embedding waits for one small batch at most.
    */
   encode?: (texts: string[]) => Promise<Float32Array[]>;
+  /**
+   * Share of one core the lent encoder may spend on the thread's texts (embeddings.laneEncoderShare):
+   * chunks are paced (DutyCycle), so under load the lane's runs wait, fall behind and index their
+   * new ACUs lexically (deferred-acus.ts) instead of taking the cores the call path needs.
+   */
+  encodeShare?: number;
   /**
    * The gateway's own turn removal, done for the thread (`remove` messages): the append's file
    * then has one writer, and an append never waits for the thread's write lock.
@@ -135,6 +142,7 @@ class ExtractionThread implements ThreadLane {
   private restartTimer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
   private readonly up: Promise<void>;
+  private readonly encoderDuty: DutyCycle;
   private markUp!: () => void;
 
   constructor(
@@ -143,6 +151,7 @@ class ExtractionThread implements ThreadLane {
   ) {
     this.log = options.logger.child({ component: 'thread-lane' });
     this.up = new Promise<void>((resolve) => (this.markUp = resolve));
+    this.encoderDuty = new DutyCycle(options.encodeShare ?? 1);
     const entry = (options.entry ?? DEFAULT_ENTRY).href;
     const { execArgv, preloads } = threadExecArgv(process.execArgv);
     this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry, preloads, encoderLent: options.encode !== undefined, removalsLent: options.removeTurns !== undefined };
@@ -270,7 +279,8 @@ class ExtractionThread implements ThreadLane {
   private async encode(texts: string[]): Promise<Float32Array[]> {
     if (!this.options.encode) throw new MemgateError('internal', 'no sentence encoder was lent to the extraction thread');
     const vectors: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += ENCODE_CHUNK) vectors.push(...(await this.options.encode(texts.slice(i, i + ENCODE_CHUNK))));
+    const encode = this.options.encode;
+    for (let i = 0; i < texts.length; i += ENCODE_CHUNK) vectors.push(...(await this.encoderDuty.run(() => encode(texts.slice(i, i + ENCODE_CHUNK)))));
     this.counters.textsEncoded += texts.length;
     return vectors;
   }

@@ -48,6 +48,28 @@ describe('MeaningWarmer', () => {
     expect(warmer.stats()).toEqual({ queued: 0, embedded: 3, dropped: 0 });
   });
 
+  it('warms nothing while turns come at over twice what its share can embed, and resumes when they slow', async () => {
+    const h = harness(10); // 5 ms a text in batches of 2; share 0.1: 20 texts/s
+    const warmer = new MeaningWarmer(h.tiers, { share: 0.1, batch: 2, ...h.options });
+    warmer.addTurn('first');
+    warmer.addTurn('second');
+    await warmer.idle(); // measured: 5 ms a text
+    // A second of 100 turns (5x what the share embeds): the next second's turns are not queued.
+    const clockAt = () => h.options.now();
+    const burstStart = clockAt();
+    for (let i = 0; i < 100; i++) warmer.addTurn(`burst ${i}`);
+    await h.options.sleep(Math.max(0, burstStart + 1000 - clockAt()));
+    for (let i = 0; i < 10; i++) warmer.addTurn(`late ${i}`);
+    expect(warmer.stats().queued).toBe(0);
+    await warmer.idle();
+    expect(h.tiers.has('turn', 'late 9')).toBe(false);
+    // A quiet second later (10 turns a second): warming again.
+    await h.options.sleep(2000);
+    warmer.addTurn('calm');
+    await warmer.idle();
+    expect(h.tiers.has('turn', 'calm')).toBe(true);
+  });
+
   it('keeps at most maxQueued texts: the oldest are dropped', async () => {
     const h = harness();
     const warmer = new MeaningWarmer(h.tiers, { share: 1, batch: 1, maxQueued: 3, ...h.options });
