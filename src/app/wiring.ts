@@ -111,7 +111,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
 function startLane(config: Config, ports: Ports, logger: Logger, encode: ThreadLaneOptions['encode']): ThreadLane | null {
   try {
     // The gateway removes extracted turns on its own connection: the append's file keeps one writer.
-    return startThreadLane(config, { events: ports.events, logger, removeTurns: (scope, turnIds) => ports.buffer.remove(scope, turnIds), ...(encode ? { encode, encodeShare: config.embeddings.laneEncoderShare } : {}) });
+    return startThreadLane(config, {
+      events: ports.events,
+      logger,
+      removeTurns: (scope, turnIds) => ports.buffer.remove(scope, turnIds),
+      ...(encode ? { encode, encodeShare: config.embeddings.laneEncoderShare } : {}),
+    });
   } catch (err) {
     logger.warn('extraction thread unavailable; extracting on the gateway thread', { err });
     return null;
