@@ -63,8 +63,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const ports = await buildPorts(config, clock, logger, closers);
   const encode = usesThreadLane(config) ? await lendableEncoder(config, closers) : undefined;
   const lanes: ThreadLane[] = [];
-  // Flushes follow extraction onto the thread once its lane runs (see startWorkers).
-  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope, maxWaitMs) => lanes[0]?.run(scope, maxWaitMs, 'all') ?? null);
+  // Flushes follow extraction onto the thread once its lane runs (see startWorkers), ahead of its CPU budget: someone waits for them.
+  const service = new MemoryService(ports, config, clock, logger.child({ component: 'service' }), (scope, maxWaitMs) => lanes[0]?.run(scope, maxWaitMs, 'all', false) ?? null);
   const consumers: Consumer[] = [];
   const sweepers: Array<() => void> = [];
   const probeLlm = llmProbes(config);
@@ -116,6 +116,7 @@ function startLane(config: Config, ports: Ports, logger: Logger, encode: ThreadL
       logger,
       removeTurns: (scope, turnIds) => ports.buffer.remove(scope, turnIds),
       ...(encode ? { encode, encodeShare: config.embeddings.laneEncoderShare } : {}),
+      cpuShare: config.worker.laneCpuShare,
     });
   } catch (err) {
     logger.warn('extraction thread unavailable; extracting on the gateway thread', { err });

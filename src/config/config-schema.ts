@@ -245,6 +245,13 @@ export const configSchema = z
          * path above extraction. 0 keeps the gateway's priority; where it cannot be set, extraction runs unchanged.
          */
         niceness: z.int().min(0).max(19).default(10),
+        /**
+         * Share of one core the embedded extraction lane may keep busy: its thread's busy time plus
+         * the lent encoder's time on its texts. Background runs wait for it (flushes do not). Any CPU
+         * work on the machine lengthens the acks' tail, whatever its nice value (measured); held to a
+         * share, the lane coalesces windows and defers the encoder when behind instead. 1: no limit.
+         */
+        laneCpuShare: z.number().gt(0).max(1).default(0.35),
         /** How long a flush waits for a run of the same user in progress (then extracts what is left) before answering `unavailable`. */
         flushDeadlineMs: z.int().min(1000).default(60_000),
         /** Tokens one run takes at most, in token-threshold windows: a user far behind is caught up in runs of this size, oldest turns first. */

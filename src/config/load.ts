@@ -47,6 +47,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_MEANING_WAIT_MS: 'memory.meaningWaitMs',
   MEMGATE_MEANING_WARM_SHARE: 'memory.meaningWarmShare',
   MEMGATE_WORKER_NICENESS: 'worker.niceness',
+  MEMGATE_LANE_CPU_SHARE: 'worker.laneCpuShare',
   MEMGATE_FLUSH_DEADLINE_MS: 'worker.flushDeadlineMs',
   MEMGATE_EXTRACTOR: 'adapters.extractor',
   MEMGATE_EMBEDDER: 'adapters.embedder',

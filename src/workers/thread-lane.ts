@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { MemgateError, toMemgateError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { activeSpanContext } from '../core/tracing.ts';
+import { CpuBudget } from '../core/cpu-budget.ts';
 import { DutyCycle } from '../core/duty-cycle.ts';
 import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
@@ -34,6 +35,13 @@ export interface ThreadLaneOptions {
    */
   encodeShare?: number;
   /**
+   * Share of one core the lane may take (worker.laneCpuShare): the thread's event-loop busy time
+   * plus the lent encoder's time on its texts. A run is handed over only while within it. Work elsewhere on
+   * the machine lengthens the acks' tail in proportion to the CPU it takes, whatever its priority
+   * (measured: BENCHMARKS.md), so the lane is held to a share and coalesces windows when behind.
+   */
+  cpuShare?: number;
+  /**
    * The gateway's own turn removal, done for the thread (`remove` messages): the append's file
    * then has one writer, and an append never waits for the thread's write lock.
    */
@@ -56,6 +64,8 @@ export interface ThreadLaneStats {
   niceness: number | null;
   /** Texts the thread had the gateway's lent encoder embed (ThreadLaneOptions.encode). */
   textsEncoded: number;
+  /** CPU ms counted against the lane's budget (cpuShare): the current thread's busy time plus the lent encoder's. */
+  cpuMs: number;
 }
 
 /** The embedded extraction lane on a worker thread: runs one user's extraction there and answers with its report. */
@@ -63,8 +73,10 @@ export interface ThreadLane {
   /**
    * Extract the user's buffered turns in the thread, waiting up to `maxWaitMs` for a run of the
    * same user in progress; its failure comes back as a MemgateError with the thread's code.
+   * `paced` (default): the run waits for the lane's CPU budget (cpuShare); a flush, which someone
+   * is waiting for, passes false and goes first (its CPU still counts against the budget).
    */
-  run(scope: Scope, maxWaitMs: number, mode?: SemanticMode): Promise<ExtractionReport>;
+  run(scope: Scope, maxWaitMs: number, mode?: SemanticMode, paced?: boolean): Promise<ExtractionReport>;
   /**
    * Resolves once a thread is up (or the lane closed). Loading the runtime into a
    * fresh isolate takes ~1 s (2-3 s on a loaded machine); runs sent earlier wait for it.
@@ -134,7 +146,7 @@ class ExtractionThread implements ThreadLane {
   private readonly calls = new Map<number, Call>();
   /** Runs posted while no thread is up (between a crash and its restart). */
   private readonly backlog: ToThread[] = [];
-  private readonly counters: ThreadLaneStats = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0, tid: null, niceness: null, textsEncoded: 0 };
+  private readonly counters: Omit<ThreadLaneStats, 'cpuMs'> = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0, tid: null, niceness: null, textsEncoded: 0 };
   private worker: Worker | null = null;
   private nextId = 1;
   /** Crashes since the last thread that came up: a thread that cannot even start is retried with backoff. */
@@ -143,6 +155,9 @@ class ExtractionThread implements ThreadLane {
   private closing: Promise<void> | null = null;
   private readonly up: Promise<void>;
   private readonly encoderDuty: DutyCycle;
+  private readonly cpu: CpuBudget;
+  /** Time the lent encoder spent on the thread's texts, in ms (counted against cpuShare). */
+  private encoderMs = 0;
   private markUp!: () => void;
 
   constructor(
@@ -152,6 +167,8 @@ class ExtractionThread implements ThreadLane {
     this.log = options.logger.child({ component: 'thread-lane' });
     this.up = new Promise<void>((resolve) => (this.markUp = resolve));
     this.encoderDuty = new DutyCycle(options.encodeShare ?? 1);
+    // The lane's CPU: the thread's busy time and the lent encoder's time spent on its texts.
+    this.cpu = new CpuBudget(options.cpuShare ?? 1, () => this.cpuMs());
     const entry = (options.entry ?? DEFAULT_ENTRY).href;
     const { execArgv, preloads } = threadExecArgv(process.execArgv);
     this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry, preloads, encoderLent: options.encode !== undefined, removalsLent: options.removeTurns !== undefined };
@@ -159,13 +176,20 @@ class ExtractionThread implements ThreadLane {
     this.spawn();
   }
 
-  run(scope: Scope, maxWaitMs: number, mode: SemanticMode = 'now'): Promise<ExtractionReport> {
+  run(scope: Scope, maxWaitMs: number, mode: SemanticMode = 'now', paced = true): Promise<ExtractionReport> {
+    if (this.closing) return Promise.reject(new MemgateError('unavailable', 'extraction thread is stopping'));
+    const trace = activeSpanContext();
+    if (!paced) return this.post(scope, maxWaitMs, mode, trace);
+    return this.cpu.admit().then(() => this.post(scope, maxWaitMs, mode, trace));
+  }
+
+  private post(scope: Scope, maxWaitMs: number, mode: SemanticMode, trace: ReturnType<typeof activeSpanContext>): Promise<ExtractionReport> {
     if (this.closing) return Promise.reject(new MemgateError('unavailable', 'extraction thread is stopping'));
     const id = this.nextId++;
     return new Promise<ExtractionReport>((resolve, reject) => {
       this.calls.set(id, { resolve, reject });
       // A copy: the caller's scope may carry more than the three ids (and must stay cloneable).
-      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs, mode, trace: activeSpanContext() };
+      const message: ToThread = { kind: 'run', id, scope: { tenantId: scope.tenantId, agentId: scope.agentId, userId: scope.userId }, maxWaitMs, mode, trace };
       if (this.worker) this.worker.postMessage(message);
       else this.backlog.push(message);
     });
@@ -176,7 +200,7 @@ class ExtractionThread implements ThreadLane {
   }
 
   stats(): ThreadLaneStats {
-    return { ...this.counters };
+    return { ...this.counters, cpuMs: Math.round(this.cpuMs()) };
   }
 
   close(): Promise<void> {
@@ -189,6 +213,7 @@ class ExtractionThread implements ThreadLane {
     // Posted messages queue in the port until the thread listens, so runs need not wait for 'ready'.
     const worker = new Worker(BOOTSTRAP, { eval: true, workerData: this.data, execArgv: this.execArgv });
     this.worker = worker;
+    this.cpu.reset();
     worker.on('message', (message: FromThread) => this.onMessage(message, worker));
     worker.on('error', (err) => this.log.error('extraction thread crashed', { err }));
     worker.once('exit', (code) => this.onExit(worker, code));
@@ -210,6 +235,8 @@ class ExtractionThread implements ThreadLane {
         return;
       }
       case 'ready':
+        // Loading the runtime is not the lane's work: the budget counts from here.
+        this.cpu.reset();
         this.crashes = 0;
         this.counters.tid = message.tid;
         this.counters.niceness = message.niceness;
@@ -275,12 +302,24 @@ class ExtractionThread implements ThreadLane {
     this.markUp();
   }
 
+  private cpuMs(): number {
+    return (this.worker?.performance.eventLoopUtilization().active ?? 0) + this.encoderMs;
+  }
+
   /** The lent encoder on `texts`, chunk by chunk (see ENCODE_CHUNK). */
   private async encode(texts: string[]): Promise<Float32Array[]> {
     if (!this.options.encode) throw new MemgateError('internal', 'no sentence encoder was lent to the extraction thread');
     const vectors: Float32Array[] = [];
     const encode = this.options.encode;
-    for (let i = 0; i < texts.length; i += ENCODE_CHUNK) vectors.push(...(await this.encoderDuty.run(() => encode(texts.slice(i, i + ENCODE_CHUNK)))));
+    const timed = async (chunk: string[]) => {
+      const started = performance.now();
+      try {
+        return await encode(chunk);
+      } finally {
+        this.encoderMs += performance.now() - started;
+      }
+    };
+    for (let i = 0; i < texts.length; i += ENCODE_CHUNK) vectors.push(...(await this.encoderDuty.run(() => timed(texts.slice(i, i + ENCODE_CHUNK)))));
     this.counters.textsEncoded += texts.length;
     return vectors;
   }

@@ -37,8 +37,9 @@ afterEach(async () => {
   await Promise.all(runtimes.splice(0).map((r) => r.close()));
 });
 
-async function embedded(tokenThreshold: number, path = join(dir, `${rid('db-')}.db`), niceness?: number): Promise<Runtime> {
-  const config = testConfig({ sqlite: { path }, log: { level: 'silent' }, memory: { tokenThreshold }, worker: { retryDelayMs: 50, ...(niceness === undefined ? {} : { niceness }) } });
+async function embedded(tokenThreshold: number, path = join(dir, `${rid('db-')}.db`), niceness?: number, laneCpuShare?: number): Promise<Runtime> {
+  const worker = { retryDelayMs: 50, ...(niceness === undefined ? {} : { niceness }), ...(laneCpuShare === undefined ? {} : { laneCpuShare }) };
+  const config = testConfig({ sqlite: { path }, log: { level: 'silent' }, memory: { tokenThreshold }, worker });
   const runtime = await createRuntime(config, { logger: silentLogger });
   runtimes.push(runtime);
   runtime.startWorkers();
@@ -166,6 +167,27 @@ describe('embedded extraction on a worker thread', () => {
     console.log(`thread lane: ${report.turnsRead}-turn window extracted in ${report.durationMs} ms; max main-thread event-loop gap ${maxGapMs.toFixed(1)} ms`);
     expect(report.turnsArchived).toBeGreaterThan(250);
     expect(runtime.extractionThread()!.threadId).not.toBe(mainThreadId);
+  });
+});
+
+describe("the lane's CPU budget", () => {
+  it('counts the thread busy time, and a flush goes ahead of a spent budget: someone waits for it', async () => {
+    // A hundredth of a core: after the first big run, background runs would wait minutes.
+    const runtime = await embedded(1_000_000_000, join(dir, `${rid('db-')}.db`), undefined, 0.01);
+    const scope: Scope = { tenantId: rid('t-'), agentId: 'real-estate', userId: rid('u-') };
+    const { sessionId } = await runtime.service.startSession(scope);
+    await runtime.workersReady();
+    const all = [...call1, ...call2, ...call3];
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 150; i++) {
+        const t = all[i % all.length]!;
+        await runtime.service.appendTurn(scope, sessionId, { role: t.role, text: `${t.text} (round ${round}, turn ${i})` });
+      }
+      const report = await runtime.service.flush(scope);
+      expect(report.turnsArchived).toBeGreaterThan(100);
+    }
+    // The two runs' busy time is on the budget's books (far more than its 250 ms burst at 0.01 of a core).
+    expect(runtime.extractionThread()!.cpuMs).toBeGreaterThan(0);
   });
 });
 
