@@ -312,14 +312,15 @@ function renderEnded(now) {
   $('#ended-table tbody').replaceChildren(...rows);
 }
 
-function chartOpts(title, series, width) {
+/** `xRange`: a fixed window of x (seconds) from a function called at each redraw; unset, the data's own extent. */
+function chartOpts(title, series, width, xRange) {
   return {
     title: '',
     width,
     height: 140,
     legend: { show: true },
     cursor: { drag: { x: false, y: false } },
-    scales: { x: { time: true } },
+    scales: { x: xRange ? { time: true, range: xRange } : { time: true } },
     axes: [
       { stroke: '#8a96a3', grid: { stroke: '#2a3440' }, ticks: { stroke: '#2a3440' } },
       { stroke: '#8a96a3', grid: { stroke: '#2a3440' }, ticks: { stroke: '#2a3440' }, size: 50 },
@@ -493,8 +494,10 @@ async function loadLane() {
     $('#lane-recent tbody').replaceChildren(...r.recent.map((e) => row(formatTime(e.at), e.agentId, e.userId, e.state, e.durationMs === undefined ? '' : formatMs(e.durationMs))));
     const data = [r.latency.map((p) => p.at / 1000), r.latency.map((p) => p.durationMs)];
     const width = Math.max(400, document.body.clientWidth - 80);
+    // The axis spans the ten minutes the heading names, not the runs' own extent (two runs 80 ms apart made an axis of milliseconds).
+    const lastTenMinutes = () => [Date.now() / 1000 - 600, Date.now() / 1000];
     if (!state.charts.lane)
-      state.charts.lane = new uPlot(chartOpts('lane', [{ label: 'run ms', stroke: '#d8a84a', points: { show: true, size: 6 }, paths: () => null }], width), data, $('#chart-lane'));
+      state.charts.lane = new uPlot(chartOpts('lane', [{ label: 'run ms', stroke: '#d8a84a', points: { show: true, size: 6 }, paths: () => null }], width, lastTenMinutes), data, $('#chart-lane'));
     else state.charts.lane.setData(data);
   } catch (err) {
     console.warn('lane', err);
