@@ -50,6 +50,13 @@ export const memorySchema = z.strictObject({
    * idle to loaded), the pace of dozens of concurrent calls; past it the newest are warmed first.
    */
   meaningWarmShare: z.number().min(0).max(1).default(0.1),
+  /**
+   * λ of maximal marginal relevance over the ACU results (src/memory/mmr.ts): each next result
+   * maximises λ·score − (1−λ)·(its highest cosine with a result above it), so near-repeats of a
+   * higher result make room for other evidence. 1: relevance order only. 0.7 is the usual
+   * textbook weight, set before it was measured (LoCoMo dev: BENCHMARKS.md), not tuned on it.
+   */
+  mmrLambda: z.number().min(0).max(1).default(0.7),
   smartKeep: smartKeepWeights.prefault({}),
 });
 

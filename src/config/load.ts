@@ -46,6 +46,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_TOKEN_THRESHOLD: 'memory.tokenThreshold',
   MEMGATE_MEANING_WAIT_MS: 'memory.meaningWaitMs',
   MEMGATE_MEANING_WARM_SHARE: 'memory.meaningWarmShare',
+  MEMGATE_SEARCH_MMR_LAMBDA: 'memory.mmrLambda',
   MEMGATE_WORKER_NICENESS: 'worker.niceness',
   MEMGATE_LANE_CPU_SHARE: 'worker.laneCpuShare',
   MEMGATE_FLUSH_DEADLINE_MS: 'worker.flushDeadlineMs',

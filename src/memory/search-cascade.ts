@@ -11,6 +11,7 @@ import { factResults, recentResults } from './fact-search.ts';
 import { fieldsByMeaning, recentByMeaning } from './semantic-match.ts';
 import type { SemanticTiers } from './semantic-tiers.ts';
 import { cosine } from './cosine.ts';
+import { diversify } from './mmr.ts';
 import { reciprocalRankFusion } from './rrf.ts';
 import { markOutdated, rankTiers } from './search-ranking.ts';
 import { inSpan } from '../core/tracing.ts';
@@ -50,6 +51,8 @@ export interface CascadeOptions {
   asOf?: number;
   /** Most ms to wait for field and turn vectors not cached yet (config `memory.meaningWaitMs`; default: no cap but the deadline's). */
   meaningWaitMs?: number;
+  /** λ of maximal marginal relevance over the ACU results (config `memory.mmrLambda`; default 1: relevance order). */
+  mmrLambda?: number;
 }
 
 /** Ranked results, best first; `partial` when the budget cut a tier. */
@@ -172,18 +175,23 @@ export function confidenceOf(score: number, threshold: number): Confidence {
 }
 
 function fuse(vector: Float32Array, vectorHits: AcuHit[], keywordHits: AcuHit[], hybrid: boolean, opts: CascadeOptions): SearchResult[] {
-  if (!hybrid) return vectorHits.map((h) => ranked(h, clamp01(h.score), 'acu', opts));
+  const lambda = opts.mmrLambda ?? 1;
+  const spread = (scored: Scored[]) => (lambda < 1 ? diversify(scored, (s) => s.hit.acu.embedding, lambda) : scored);
+  if (!hybrid) return spread(vectorHits.map((hit) => ({ hit, score: clamp01(hit.score), source: 'acu' as const }))).map((s) => ranked(s.hit, s.score, s.source, opts));
   const cosOf = new Map(vectorHits.map((h) => [h.acu.id, h.score]));
   const fused = reciprocalRankFusion([vectorHits, keywordHits], (h) => h.acu.id, opts.rrfK);
   const maxRrf = 2 / (opts.rrfK + 1);
   let ceiling = 1;
-  return fused.map((f) => {
+  const scored = fused.map((f): Scored => {
     const cos = cosOf.get(f.item.acu.id) ?? cosine(vector, f.item.acu.embedding);
     // Cap by the previous score so rank and score never disagree.
     ceiling = Math.min(ceiling, clamp01(cos + RRF_BONUS * (f.score / maxRrf)));
-    return ranked(f.item, ceiling, f.ranks[1] === 0 ? 'acu' : 'hybrid', opts);
+    return { hit: f.item, score: ceiling, source: f.ranks[1] === 0 ? 'acu' : 'hybrid' };
   });
+  return spread(scored).map((s) => ranked(s.hit, s.score, s.source, opts));
 }
+
+type Scored = { hit: AcuHit; score: number; source: 'acu' | 'hybrid' };
 
 function ranked(h: AcuHit, score: number, source: 'acu' | 'hybrid', opts: CascadeOptions): SearchResult {
   return { text: h.acu.text, score, confidence: confidenceOf(score, opts.confidenceThreshold), source, turnRefs: [...h.acu.turnRefs], validAt: h.acu.validAt };

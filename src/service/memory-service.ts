@@ -263,6 +263,7 @@ export class MemoryService implements MemoryApi {
       rrfK: m.rrfK,
       confidenceThreshold: m.confidenceThreshold,
       meaningWaitMs: m.meaningWaitMs,
+      mmrLambda: m.mmrLambda,
     });
     // Scores are rankings, not measurements: 4 decimals, so a reply never reads 0.9500000000000001.
     return { results: results.map((r) => ({ ...r, score: roundScore(r.score) })), tookMs: round(performance.now() - t0), ...(partial ? { partial: true } : {}) };
