@@ -213,7 +213,6 @@ class ExtractionThread implements ThreadLane {
     // Posted messages queue in the port until the thread listens, so runs need not wait for 'ready'.
     const worker = new Worker(BOOTSTRAP, { eval: true, workerData: this.data, execArgv: this.execArgv });
     this.worker = worker;
-    this.cpu.reset();
     worker.on('message', (message: FromThread) => this.onMessage(message, worker));
     worker.on('error', (err) => this.log.error('extraction thread crashed', { err }));
     worker.once('exit', (code) => this.onExit(worker, code));
