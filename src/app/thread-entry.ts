@@ -27,8 +27,8 @@ const post = (message: FromThread) => port.postMessage(message);
 
 const logger = createLogger(config.log.level, { service: 'memgate', component: 'extraction-thread', threadId });
 // First, so even opening the stores (loading the embedding model) yields the cores to the call path.
-const priority = lowerThreadPriority(config.worker.niceness);
-if (priority.error) logger.warn('extraction thread runs at the gateway priority', { niceness: config.worker.niceness, reason: priority.error });
+const priority = lowerThreadPriority(config.worker.niceness, config.worker.idlePolicy);
+if (priority.error) logger.warn('extraction thread priority not fully lowered', { niceness: priority.niceness, policy: priority.policy, reason: priority.error });
 const clock = systemClock;
 // Only what a run needs: the stores, the lock, the extractor, the embedder and the ACU index (no bus, no service).
 const closers: Array<() => Promise<void>> = [];
@@ -70,7 +70,7 @@ port.on('message', (message: ToThread) => {
   inFlight.add(run);
   void run.finally(() => inFlight.delete(run));
 });
-post({ kind: 'ready', threadId, tid: priority.tid, niceness: priority.niceness });
+post({ kind: 'ready', threadId, tid: priority.tid, niceness: priority.niceness, policy: priority.policy });
 
 /** Let in-flight runs commit, close the stores, then let the thread end (nothing keeps it alive). */
 async function stop(): Promise<void> {

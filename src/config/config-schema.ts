@@ -253,6 +253,14 @@ export const configSchema = z
          */
         niceness: z.int().min(0).max(19).default(10),
         /**
+         * Linux: the embedded extraction thread runs under SCHED_IDLE (via util-linux `chrt`), on cores
+         * the call path leaves idle; a waking gateway thread preempts it at once, where a niced one
+         * finishes its slice first. Ack p99 under the hashing lane, 5 quick runs each: 1.94 ms mean
+         * against 2.77 ms at nice 10 (BENCHMARKS.md). On a saturated machine the lane waits for an
+         * idle core, so its backlog (and a flush) waits too. Where it cannot be set, nice applies.
+         */
+        idlePolicy: z.boolean().default(true),
+        /**
          * Share of one core the embedded extraction lane may keep busy: its thread's busy time plus
          * the lent encoder's time on its texts. Background runs wait for it (flushes do not). Any CPU
          * work on the machine lengthens the acks' tail, whatever its nice value (measured); held to a

@@ -48,6 +48,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_MEANING_WARM_SHARE: 'memory.meaningWarmShare',
   MEMGATE_SEARCH_MMR_LAMBDA: 'memory.mmrLambda',
   MEMGATE_WORKER_NICENESS: 'worker.niceness',
+  MEMGATE_WORKER_IDLE_POLICY: 'worker.idlePolicy',
   MEMGATE_LANE_CPU_SHARE: 'worker.laneCpuShare',
   MEMGATE_FLUSH_DEADLINE_MS: 'worker.flushDeadlineMs',
   MEMGATE_EXTRACTOR: 'adapters.extractor',

@@ -62,6 +62,8 @@ export interface ThreadLaneStats {
   tid: number | null;
   /** That thread's nice value as read back from the kernel, null where unknown. */
   niceness: number | null;
+  /** Its scheduling policy as the kernel reports it ('idle': SCHED_IDLE, worker.idlePolicy). */
+  policy: 'idle' | 'normal' | 'other' | null;
   /** Texts the thread had the gateway's lent encoder embed (ThreadLaneOptions.encode). */
   textsEncoded: number;
   /** CPU ms counted against the lane's budget (cpuShare): the current thread's busy time plus the lent encoder's. */
@@ -146,7 +148,7 @@ class ExtractionThread implements ThreadLane {
   private readonly calls = new Map<number, Call>();
   /** Runs posted while no thread is up (between a crash and its restart). */
   private readonly backlog: ToThread[] = [];
-  private readonly counters: Omit<ThreadLaneStats, 'cpuMs'> = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0, tid: null, niceness: null, textsEncoded: 0 };
+  private readonly counters: Omit<ThreadLaneStats, 'cpuMs'> = { threadId: null, runsDone: 0, runsFailed: 0, restarts: 0, tid: null, niceness: null, policy: null, textsEncoded: 0 };
   private worker: Worker | null = null;
   private nextId = 1;
   /** Crashes since the last thread that came up: a thread that cannot even start is retried with backoff. */
@@ -239,6 +241,7 @@ class ExtractionThread implements ThreadLane {
         this.crashes = 0;
         this.counters.tid = message.tid;
         this.counters.niceness = message.niceness;
+        this.counters.policy = message.policy;
         this.markUp();
         this.log.debug('extraction thread ready', { threadId: message.threadId });
         return;

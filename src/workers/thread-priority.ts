@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
@@ -7,6 +8,8 @@ export interface ThreadPriority {
   tid: number | null;
   /** The thread's nice value as the kernel reports it after the change, or null when unknown. */
   niceness: number | null;
+  /** The thread's scheduling policy as the kernel reports it ('idle': SCHED_IDLE), or null when unknown. */
+  policy: 'idle' | 'normal' | 'other' | null;
   /** Why the priority could not be lowered (the thread then runs at the gateway's priority). */
   error?: string;
 }
@@ -17,21 +20,41 @@ export interface ThreadPriority {
  * thread: setpriority on the kernel thread id touches this thread only, never the gateway's.
  * Elsewhere (no /proc/thread-self) it does nothing and says why: extraction still runs.
  */
-export function lowerThreadPriority(by: number): ThreadPriority {
+export function lowerThreadPriority(by: number, idle = false): ThreadPriority {
   let tid: number;
   try {
     tid = currentThreadTid();
   } catch (err) {
-    return { tid: null, niceness: null, error: `no per-thread priority here: ${(err as Error).message}` };
+    return { tid: null, niceness: null, policy: null, error: `no per-thread priority here: ${(err as Error).message}` };
   }
-  if (by <= 0) return { tid, niceness: threadNiceness(tid) };
-  try {
-    // Relative to what the thread inherited, so a gateway started under `nice` keeps its lead.
-    setPriority(tid, Math.min(19, getPriority(tid) + by));
-    return { tid, niceness: threadNiceness(tid) };
-  } catch (err) {
-    return { tid, niceness: threadNiceness(tid), error: (err as Error).message };
+  const errors: string[] = [];
+  if (by > 0) {
+    try {
+      // Relative to what the thread inherited, so a gateway started under `nice` keeps its lead.
+      setPriority(tid, Math.min(19, getPriority(tid) + by));
+    } catch (err) {
+      errors.push((err as Error).message);
+    }
   }
+  if (idle) {
+    const why = toIdlePolicy(tid);
+    if (why) errors.push(why);
+  }
+  const stat = threadStat(tid);
+  return { tid, niceness: stat.niceness, policy: stat.policy, ...(errors.length > 0 ? { error: errors.join('; ') } : {}) };
+}
+
+/**
+ * Put a thread of this process under SCHED_IDLE: the kernel runs it only on a core that
+ * nothing else wants, and a waking normal thread preempts it at once (a niced thread keeps
+ * its slice first). Node has no sched_setattr, so this asks util-linux's `chrt`, which any
+ * user may use to lower a thread of its own; returns why not, or null.
+ */
+function toIdlePolicy(tid: number): string | null {
+  const chrt = spawnSync('chrt', ['--idle', '--pid', '0', String(tid)], { encoding: 'utf8', timeout: 5_000 });
+  if (chrt.error) return `chrt: ${chrt.error.message}`;
+  if (chrt.status !== 0) return `chrt exited ${chrt.status}: ${chrt.stderr.trim()}`;
+  return null;
 }
 
 /** The calling thread's kernel id: /proc/thread-self links to "PID/task/TID". */
@@ -41,15 +64,16 @@ export function currentThreadTid(): number {
   return tid;
 }
 
-/** Nice value of a thread of this process, read from /proc (field 19 of its stat), or null when unreadable. */
-export function threadNiceness(tid: number): number | null {
+/** Nice value (field 19 of its stat) and scheduling policy (field 41) of a thread of this process, read from /proc; null when unreadable. */
+export function threadStat(tid: number): Pick<ThreadPriority, 'niceness' | 'policy'> {
   try {
     const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const nice = Number(fields[19 - 3]);
-    return Number.isInteger(nice) ? nice : null;
+    const policy = Number(fields[41 - 3]);
+    return { niceness: Number.isInteger(nice) ? nice : null, policy: policy === 5 ? 'idle' : policy === 0 ? 'normal' : Number.isInteger(policy) ? 'other' : null };
   } catch {
-    return null;
+    return { niceness: null, policy: null };
   }
 }

@@ -53,8 +53,8 @@ export interface WireError {
 
 /** Thread → gateway. */
 export type FromThread =
-  /** The runtime is open: runs can be served. `tid`/`niceness`: the kernel thread and its nice value (null where unknown). */
-  | { kind: 'ready'; threadId: number; tid: number | null; niceness: number | null }
+  /** The runtime is open: runs can be served. `tid`/`niceness`/`policy`: the kernel thread, its nice value and scheduling policy (null where unknown). */
+  | { kind: 'ready'; threadId: number; tid: number | null; niceness: number | null; policy: 'idle' | 'normal' | 'other' | null }
   /** An event the thread's pipeline raised, to publish on the gateway's event bus. */
   | { kind: 'event'; event: MemgateEvent }
   | { kind: 'done'; id: number; report: ExtractionReport; threadId: number }

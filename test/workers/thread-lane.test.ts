@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 /**
  * The embedded extraction lane on its worker thread, over a real SQLite file:
  * jobs and flushes run on the thread, and what it commits (facts, context cache,
@@ -37,8 +38,8 @@ afterEach(async () => {
   await Promise.all(runtimes.splice(0).map((r) => r.close()));
 });
 
-async function embedded(tokenThreshold: number, path = join(dir, `${rid('db-')}.db`), niceness?: number, laneCpuShare?: number): Promise<Runtime> {
-  const worker = { retryDelayMs: 50, ...(niceness === undefined ? {} : { niceness }), ...(laneCpuShare === undefined ? {} : { laneCpuShare }) };
+async function embedded(tokenThreshold: number, path = join(dir, `${rid('db-')}.db`), niceness?: number, laneCpuShare?: number, idlePolicy?: boolean): Promise<Runtime> {
+  const worker = { retryDelayMs: 50, ...(niceness === undefined ? {} : { niceness }), ...(laneCpuShare === undefined ? {} : { laneCpuShare }), ...(idlePolicy === undefined ? {} : { idlePolicy }) };
   const config = testConfig({ sqlite: { path }, log: { level: 'silent' }, memory: { tokenThreshold }, worker });
   const runtime = await createRuntime(config, { logger: silentLogger });
   runtimes.push(runtime);
@@ -143,6 +144,30 @@ describe('embedded extraction on a worker thread', () => {
     expect(kernelNice).toBe(Math.min(19, base + 7));
     expect(niceness).toBe(kernelNice);
     expect(getPriority()).toBe(base);
+  });
+
+  // Field 41 of a thread's stat is its policy: 5 is SCHED_IDLE, 0 SCHED_OTHER.
+  const kernelPolicy = (tid: number | null) => {
+    const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[41 - 3]);
+  };
+  const hasChrt = existsSync('/proc/thread-self') && spawnSync('chrt', ['--version']).status === 0;
+
+  it.runIf(hasChrt)('runs the extraction thread under SCHED_IDLE by default, the gateway thread under its own policy', async () => {
+    const runtime = await embedded(1_000_000_000);
+    await runtime.workersReady();
+    const { tid, policy } = runtime.extractionThread()!;
+    expect(kernelPolicy(tid)).toBe(5);
+    expect(policy).toBe('idle');
+    expect(kernelPolicy(process.pid)).toBe(0);
+  });
+
+  it.runIf(existsSync('/proc/thread-self'))('keeps the normal policy when worker.idlePolicy is false', async () => {
+    const runtime = await embedded(1_000_000_000, join(dir, `${rid('db-')}.db`), undefined, undefined, false);
+    await runtime.workersReady();
+    const { tid, policy } = runtime.extractionThread()!;
+    expect(kernelPolicy(tid)).toBe(0);
+    expect(policy).toBe('normal');
   });
 
   it('keeps the gateway event loop turning while the thread extracts a big window', async () => {

@@ -46,4 +46,4 @@ port.on('message', (m: ToThread) => {
   post({ kind: 'event', event: { type: 'extraction.started', ...scope, at: Date.now(), data: { turns: 3 } } });
   post({ kind: 'done', id, report: report(3), threadId });
 });
-post({ kind: 'ready', threadId, tid: null, niceness: null });
+post({ kind: 'ready', threadId, tid: null, niceness: null, policy: null });
