@@ -1,6 +1,8 @@
 import { createLogger } from '../core/logger.ts';
 import type { Config } from '../config/config-schema.ts';
-import { createRuntime } from './wiring.ts';
+import { createRuntime, usesThreadLane } from './wiring.ts';
+import { callPathTids } from '../core/call-path-threads.ts';
+import { idleHelperThreads } from '../workers/thread-priority.ts';
 import { describeEngine } from './llm-probe.ts';
 import { startGateway } from '../gateway/server.ts';
 import { exitOnSignals } from '../gateway/shutdown.ts';
@@ -24,6 +26,7 @@ export async function serve(config: Readonly<Config>): Promise<void> {
     throw err;
   }
   process.stdout.write(`memgate listening on http://${gateway.host}:${gateway.port}\n`);
+  if (config.server.inlineWorkers && usesThreadLane(config) && config.worker.idlePolicy) void idleHelpers(runtime, logger);
   // Which extractor and embedder answer, and where: a misrouted LLM shows here, not as silent empty memory.
   logger.info('memory engine', describeEngine(config));
   const g = gateway;
@@ -31,4 +34,16 @@ export async function serve(config: Readonly<Config>): Promise<void> {
     await g.close();
     await runtime.close();
   }, logger);
+}
+
+/**
+ * With the embedded lane on this process: once its thread is up, every helper thread
+ * (GC, libuv's pool, the memory file's checkpointer) goes under SCHED_IDLE, the event loop
+ * and the call-path threads (embed thread, turns checkpointer) excepted (see idleHelperThreads for the measurement).
+ */
+async function idleHelpers(runtime: Awaited<ReturnType<typeof createRuntime>>, logger: ReturnType<typeof createLogger>): Promise<void> {
+  await runtime.workersReady();
+  const idled = await idleHelperThreads(await callPathTids());
+  if (idled.error) logger.warn('some helper threads keep the gateway policy', { reason: idled.error, idled: idled.tids.length });
+  else logger.debug('helper threads under SCHED_IDLE', { threads: idled.tids.length });
 }

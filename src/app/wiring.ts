@@ -237,7 +237,8 @@ export async function openStores(config: Config, clock: Clock, logger: Logger, c
   const db = sqlite ? sqlite.openSqlite(config.sqlite.path, fileOptions) : null;
   if (db) closers.push(async () => void db.close());
   // The turn buffer in a file of its own, so an append never waits for the lane's writes (see turns-file.ts).
-  const turnsDb = a.buffer === 'sqlite' ? sqlite!.openSqlite(sqlite!.turnsFileOf(config.sqlite.path), fileOptions) : null;
+  // Its checkpointer keeps the gateway's scheduling policy: its RESTART can make an append wait.
+  const turnsDb = a.buffer === 'sqlite' ? sqlite!.openSqlite(sqlite!.turnsFileOf(config.sqlite.path), extractionThread ? fileOptions : { checkpointer: { callPath: true } }) : null;
   if (turnsDb) closers.push(async () => void turnsDb.close());
   if (turnsDb && !extractionThread) {
     const { moved } = sqlite!.moveTurnTables(turnsDb, config.sqlite.path);

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { registerCallPathThread } from '../../core/call-path-threads.ts';
 
 /** Tuning of the WAL checkpointer thread. */
 export interface CheckpointerOptions {
@@ -15,6 +16,12 @@ export interface CheckpointerOptions {
   restartWalBytes: number;
   /** How long RESTART / TRUNCATE wait for the write lock before settling for a PASSIVE pass. */
   busyTimeoutMs: number;
+  /**
+   * The file the call path appends to: its RESTART can make an append wait, so the thread
+   * registers as a call-path thread and keeps the gateway's scheduling policy (a helper
+   * sweep would otherwise put it under SCHED_IDLE, where it could hold that lock starved).
+   */
+  callPath?: boolean;
 }
 
 /**
@@ -49,6 +56,13 @@ export const DEFAULT_CHECKPOINTER: Readonly<CheckpointerOptions> = {
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData: w } = require('node:worker_threads');
+if (w.callPath) {
+  let tid = null;
+  try {
+    tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()) || null;
+  } catch {}
+  parentPort.postMessage({ tid });
+}
 const Database = require(w.driver);
 const db = new Database(w.path, { timeout: w.busyTimeoutMs });
 db.pragma('synchronous = NORMAL');
@@ -111,8 +125,14 @@ export class WalCheckpointer {
     this.worker.unref();
     let reason = 'checkpointer thread exited';
     this.worker.on('error', (err) => (reason = err.message));
-    this.worker.on('message', (m) => {
+    let tidOf: (tid: number | null) => void = () => undefined;
+    if (options.callPath) {
+      registerCallPathThread(new Promise((resolve) => (tidOf = resolve)));
+      this.worker.once('exit', () => tidOf(null));
+    }
+    this.worker.on('message', (m: unknown) => {
       if (m === 'rewound') this.rewinds++;
+      else if (typeof m === 'object' && m !== null && 'tid' in m) tidOf((m as { tid: number | null }).tid);
     });
     this.exited = new Promise((resolve) => {
       this.worker.once('exit', () => {

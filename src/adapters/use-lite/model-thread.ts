@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { registerCallPathThread } from '../../core/call-path-threads.ts';
 import { MemgateError } from '../../core/errors.ts';
 import { MISSING_PACKAGES, splitFlat, USE_LITE_PACKAGES, type LoadedUseLite, type UseLiteModel } from './model.ts';
 import { RUNNER_SOURCE } from './runner.ts';
@@ -16,6 +17,11 @@ const WORKER_SOURCE = `
 Promise.all([import('node:worker_threads'), import('node:module')])
   .then(([{ parentPort, workerData: w }, { createRequire }]) => {
     const require = createRequire(w.anchor);
+    let tid = null;
+    try {
+      tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()) || null;
+    } catch {}
+    parentPort.postMessage({ op: 'tid', tid });
     const started = performance.now();
     const load = new Function('require', w.runner);
     let runner = null;
@@ -40,7 +46,7 @@ Promise.all([import('node:worker_threads'), import('node:module')])
 `;
 
 type FromThread =
-  { op: 'ready'; loadMs: number } | { op: 'failed'; message: string; missing: boolean } | { op: 'vectors'; id: number; flat: Float32Array } | { op: 'error'; id: number; message: string };
+  { op: 'tid'; tid: number | null } | { op: 'ready'; loadMs: number } | { op: 'failed'; message: string; missing: boolean } | { op: 'vectors'; id: number; flat: Float32Array } | { op: 'error'; id: number; message: string };
 
 interface InFlight {
   count: number;
@@ -64,9 +70,14 @@ class EmbedThread {
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { paths, anchor: import.meta.url, runner: RUNNER_SOURCE } });
     // Referenced only while a call waits for it (see track): idle, it never keeps a process alive.
     this.worker.unref();
+    // The embed thread answers queries: a sweep of helper threads to SCHED_IDLE leaves it alone.
+    let tidOf: (tid: number | null) => void = () => undefined;
+    registerCallPathThread(new Promise((resolve) => (tidOf = resolve)));
+    this.worker.once('exit', () => tidOf(null));
     this.loaded = new Promise((resolve, reject) => {
       this.worker.on('message', (m: FromThread) => {
-        if (m.op === 'ready') resolve(m.loadMs);
+        if (m.op === 'tid') tidOf(m.tid);
+        else if (m.op === 'ready') resolve(m.loadMs);
         else if (m.op === 'failed') {
           reject(new MemgateError('internal', m.missing ? MISSING_PACKAGES : `use-lite embedder: loading the model failed: ${m.message}`, { retryable: false }));
           void this.stop();
