@@ -60,9 +60,7 @@ function toIdlePolicy(tid: number): string | null {
 const CHRT_IDLE = (tid: number) => ['--idle', '--pid', '0', String(tid)];
 
 function toIdlePolicyAsync(tid: number): Promise<string | null> {
-  return new Promise((resolve) =>
-    execFile('chrt', CHRT_IDLE(tid), { timeout: 5_000 }, (err, _out, stderr) => resolve(err ? `chrt: ${stderr.trim() || err.message}` : null)),
-  );
+  return new Promise((resolve) => execFile('chrt', CHRT_IDLE(tid), { timeout: 5_000 }, (err, _out, stderr) => resolve(err ? `chrt: ${stderr.trim() || err.message}` : null)));
 }
 
 /**

@@ -39,7 +39,11 @@ afterEach(async () => {
 
 async function serve(env: Record<string, string>): Promise<{ proc: MemgateProcess; url: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'memgate-threads-'));
-  const { proc, url } = await startGatewayProcess({ name: 'helper-threads', env: { MEMGATE_SQLITE_PATH: join(dir, 'memgate.db'), MEMGATE_LOG_LEVEL: 'debug', ...env }, args: ['--port', '0', '--host', '127.0.0.1'] });
+  const { proc, url } = await startGatewayProcess({
+    name: 'helper-threads',
+    env: { MEMGATE_SQLITE_PATH: join(dir, 'memgate.db'), MEMGATE_LOG_LEVEL: 'debug', ...env },
+    args: ['--port', '0', '--host', '127.0.0.1'],
+  });
   started.push({ proc, dir });
   return { proc, url };
 }
@@ -50,7 +54,11 @@ describe.runIf(linux)('helper threads under SCHED_IDLE (worker.idlePolicy)', () 
     const pid = proc.child.pid!;
     await proc.waitForLine(/"msg":"helper threads under SCHED_IDLE"/, 30_000);
     // A search makes sure the embed thread exists (the model loads in the background at start).
-    const r = await fetch(`${url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agentId: 'a', userId: 'u', query: 'where does she want a flat' }) });
+    const r = await fetch(`${url}/v1/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agentId: 'a', userId: 'u', query: 'where does she want a flat' }),
+    });
     expect(r.status).toBe(200);
     const now = policies(pid);
     expect(now.get(pid)).toBe(0);

@@ -46,7 +46,11 @@ Promise.all([import('node:worker_threads'), import('node:module')])
 `;
 
 type FromThread =
-  { op: 'tid'; tid: number | null } | { op: 'ready'; loadMs: number } | { op: 'failed'; message: string; missing: boolean } | { op: 'vectors'; id: number; flat: Float32Array } | { op: 'error'; id: number; message: string };
+  | { op: 'tid'; tid: number | null }
+  | { op: 'ready'; loadMs: number }
+  | { op: 'failed'; message: string; missing: boolean }
+  | { op: 'vectors'; id: number; flat: Float32Array }
+  | { op: 'error'; id: number; message: string };
 
 interface InFlight {
   count: number;
