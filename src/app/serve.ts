@@ -39,7 +39,8 @@ export async function serve(config: Readonly<Config>): Promise<void> {
 /**
  * With the embedded lane on this process: once its thread is up, every helper thread
  * (GC, libuv's pool, the memory file's checkpointer) goes under SCHED_IDLE, the event loop
- * and the call-path threads (embed thread, turns checkpointer) excepted (see idleHelperThreads for the measurement).
+ * and the call-path threads (embed thread, turns checkpointer) excepted (idleHelperThreads
+ * says why).
  */
 async function idleHelpers(runtime: Awaited<ReturnType<typeof createRuntime>>, logger: ReturnType<typeof createLogger>): Promise<void> {
   await runtime.workersReady();

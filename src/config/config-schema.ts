@@ -256,9 +256,10 @@ export const configSchema = z
          * Linux: the embedded extraction thread runs under SCHED_IDLE (via util-linux `chrt`), on cores
          * the call path leaves idle; a waking gateway thread preempts it at once, where a niced one
          * finishes its slice first. Once the lane is up, `memgate serve` puts the process's helper
-         * threads (V8's GC workers, libuv's pool, the memory file's checkpointer) there too, all but the
-         * event loop, the embed thread and the turns file's checkpointer (BENCHMARKS.md, SCHED_IDLE). On a saturated machine the lane waits
-         * for an idle core, so its backlog (and a flush) waits too. Where it cannot be set, nice applies.
+         * threads (V8's GC workers, libuv's pool, the memory file's checkpointer) there too, all but
+         * the event loop, the embed thread and the turns file's checkpointer (BENCHMARKS.md,
+         * SCHED_IDLE). On a saturated machine the lane waits for an idle core, so its backlog (and a
+         * flush) waits too. Where it cannot be set, nice applies.
          */
         idlePolicy: z.boolean().default(true),
         /**

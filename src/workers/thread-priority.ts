@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
 /** What `lowerThreadPriority` achieved: the kernel thread id and its nice value read back, or why not. */
@@ -67,11 +67,11 @@ function toIdlePolicyAsync(tid: number): Promise<string | null> {
  * Put this process's helper threads under SCHED_IDLE: every thread but the calling one
  * (the gateway's event loop) and `keep` (the call-path threads: the embed thread, the
  * turns file's checkpointer) that is not idle already: V8's platform workers (concurrent
- * and parallel GC, background compiles), libuv's pool, the memory file's checkpointer. Threads started later inherit their creator's policy.
- * Why (BENCHMARKS.md, SCHED_IDLE): with only the extraction thread idle, the hashing lane's
- * ack p99 was 1.30–3.98 ms in six 10 s runs; with every thread but the event loop idle,
- * 0.85–1.35 ms in six interleaved runs. Idling the helpers alone, or the checkpointers
- * alone, did not show it. Returns the threads changed and, where some could not be, why.
+ * and parallel GC, background compiles), libuv's pool, the memory file's checkpointer.
+ * Threads started later inherit their creator's policy. Why (BENCHMARKS.md, SCHED_IDLE):
+ * with only the extraction thread idle, the hashing lane's ack p99 was 1.26–2.13 ms in six
+ * 10 s runs; with the helpers idle too, 0.93–1.37 ms in six interleaved runs. Returns the
+ * threads changed and, where some could not be, why (a thread that ended meanwhile is not).
  */
 export async function idleHelperThreads(keep: ReadonlySet<number>): Promise<{ tids: number[]; error?: string }> {
   const tids: number[] = [];
@@ -89,8 +89,8 @@ export async function idleHelperThreads(keep: ReadonlySet<number>): Promise<{ ti
     if (tid === self || keep.has(tid) || threadStat(tid).policy === 'idle') continue;
     // One at a time and asynchronously: the event loop keeps acking meanwhile.
     const why = await toIdlePolicyAsync(tid);
-    if (why) errors.push(why);
-    else tids.push(tid);
+    if (!why) tids.push(tid);
+    else if (existsSync(`/proc/self/task/${tid}`)) errors.push(why);
   }
   return { tids, ...(errors.length > 0 ? { error: [...new Set(errors)].join('; ') } : {}) };
 }
