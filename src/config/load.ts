@@ -131,7 +131,7 @@ function profileFile(profile: string, configDir: string | undefined): string {
 }
 
 /**
- * Load the configuration once: embedded defaults ← `config/<profile>.json` ← environment ← flags.
+ * Load the configuration once: embedded defaults ← `config/<profile>.json` ← `--config FILE` ← environment ← flags.
  * Without `configDir`, profiles and schemas come from `./config` when it has them, else from the package.
  * `MEMGATE_API_KEYS=key1:tenantA,key2:tenantB` adds keys (hashed here, raw keys are not kept).
  * The only place that reads process.env.
@@ -139,18 +139,16 @@ function profileFile(profile: string, configDir: string | undefined): string {
 export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv = process.env, configDir?: string): Readonly<Config> {
   const { flags } = parseCommandLine(argv);
   const profile = flags['--profile'] ?? env['MEMGATE_PROFILE'] ?? 'embedded';
-  const file = flags['--config'] ?? profileFile(profile, configDir);
-  let raw: Record<string, unknown> = {};
-  if (existsSync(file)) {
-    try {
-      raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    } catch (err) {
-      throw new MemgateError('bad_request', `config file ${file} is not valid JSON`, { cause: err });
-    }
-  } else if (profile !== 'embedded' || flags['--config']) {
-    const where = flags['--config'] ? `config file ${file}` : `profile "${profile}" (${file})`;
-    throw new MemgateError('bad_request', `${where} not found (--config / --profile / MEMGATE_PROFILE)`);
+  const profilePath = profileFile(profile, configDir);
+  if (!existsSync(profilePath) && profile !== 'embedded') throw new MemgateError('bad_request', `profile "${profile}" (${profilePath}) not found (--profile / MEMGATE_PROFILE)`);
+  let raw = existsSync(profilePath) ? readJson(profilePath) : {};
+  // --config FILE layers on the profile (objects merge key by key; values and arrays replace).
+  const configFile = flags['--config'];
+  if (configFile !== undefined) {
+    if (!existsSync(configFile)) throw new MemgateError('bad_request', `config file ${configFile} not found (--config)`);
+    raw = layer(raw, readJson(configFile));
   }
+  const file = configFile ?? profilePath;
   raw['profile'] = profile;
   if (configDir === undefined && raw['schemasDir'] === undefined && !existsSync('config/schemas')) raw['schemasDir'] = join(PACKAGE_CONFIG_DIR, 'schemas');
   // Where each overridden value came from, so an error names the variable or flag to fix.
@@ -191,6 +189,28 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     throw new MemgateError('bad_request', message);
   }
   return deepFreeze(parsed.data);
+}
+
+function readJson(file: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    throw new MemgateError('bad_request', `config file ${file} is not valid JSON`, { cause: err });
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `over` on top of `base`: nested objects merge key by key, anything else in `over` replaces. */
+function layer(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isObject(b) && isObject(v) ? layer(b, v) : v;
+  }
+  return out;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);

@@ -52,6 +52,28 @@ describe('configuration', () => {
     }
   });
 
+  it('layers --config FILE on the profile: nested objects merge, values replace; environment and flags still win', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memgate-layer-'));
+    try {
+      const file = join(dir, 'mine.json');
+      writeFileSync(file, JSON.stringify({ adapters: { embedder: 'offline' }, server: { port: 7012 }, redis: { keyPrefix: 'mine:' } }));
+      const c = load(['--profile', 'loopback', '--config', file]);
+      // From loopback.json: the stack and its servers; from the file: what it names.
+      expect([c.profile, c.adapters.buffer, c.adapters.bus, c.server.inlineWorkers, c.redis.url]).toEqual(['loopback', 'redis', 'nats', false, 'redis://127.0.0.1:6390']);
+      expect([c.adapters.embedder, c.server.port, c.redis.keyPrefix]).toEqual(['offline', 7012, 'mine:']);
+      expect(load(['--profile', 'loopback', '--config', file, '--port', '7013'], { MEMGATE_EMBEDDER: 'fused' }).server.port).toBe(7013);
+      expect(load(['--profile', 'loopback', '--config', file], { MEMGATE_EMBEDDER: 'fused' }).adapters.embedder).toBe('fused');
+      // On the embedded default, the embedded profile is the base.
+      const embedded = load(['--config', file]);
+      expect([embedded.adapters.buffer, embedded.adapters.embedder, embedded.sqlite.path]).toEqual(['sqlite', 'offline', './data/memgate.db']);
+      expect(messageOf(() => load(['--config', join(dir, 'missing.json')]))).toMatch(/config file .*missing\.json not found/);
+      writeFileSync(join(dir, 'list.json'), '[1, 2]');
+      expect(messageOf(() => load(['--config', join(dir, 'list.json')]))).toMatch(/list\.json is not valid JSON/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
   it('names the environment variable or flag a bad value came from (a bad flag value is a usage error)', () => {
     expect(() => load(['--port', 'abc'])).toThrow(UsageError);
     expect(() => load([], { MEMGATE_PORT: 'abc' })).not.toThrow(UsageError);
