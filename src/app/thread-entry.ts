@@ -27,7 +27,7 @@ const post = (message: FromThread) => port.postMessage(message);
 
 const logger = createLogger(config.log.level, { service: 'memgate', component: 'extraction-thread', threadId });
 // First, so even opening the stores (loading the embedding model) yields the cores to the call path.
-const priority = lowerThreadPriority(config.worker.niceness, config.worker.idlePolicy);
+const priority = await lowerThreadPriority(config.worker.niceness, config.worker.idlePolicy);
 if (priority.error) logger.warn('extraction thread priority not fully lowered', { niceness: priority.niceness, policy: priority.policy, reason: priority.error });
 const clock = systemClock;
 // Only what a run needs: the stores, the lock, the extractor, the embedder and the ACU index (no bus, no service).

@@ -6,10 +6,16 @@
  * is a promise of the thread's kernel id (null when unknown), so a sweep can wait for a
  * thread that is still starting.
  */
+import type { Worker } from 'node:worker_threads';
+
 const threads: Array<Promise<number | null>> = [];
 
-export function registerCallPathThread(tid: Promise<number | null>): void {
-  threads.push(tid);
+/** Register `worker` as a call-path thread; call the result with its kernel id once the thread says it (an exit first settles it as null). */
+export function registerCallPathWorker(worker: Worker): (tid: number | null) => void {
+  let settle: (tid: number | null) => void = () => undefined;
+  threads.push(new Promise((resolve) => (settle = resolve)));
+  worker.once('exit', () => settle(null));
+  return (tid) => settle(tid);
 }
 
 /** Kernel ids of the call-path threads registered so far (waits for those still starting). */

@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
@@ -20,7 +20,7 @@ export interface ThreadPriority {
  * thread: setpriority on the kernel thread id touches this thread only, never the gateway's.
  * Elsewhere (no /proc/thread-self) it does nothing and says why: extraction still runs.
  */
-export function lowerThreadPriority(by: number, idle = false): ThreadPriority {
+export async function lowerThreadPriority(by: number, idle = false): Promise<ThreadPriority> {
   let tid: number;
   try {
     tid = currentThreadTid();
@@ -37,7 +37,7 @@ export function lowerThreadPriority(by: number, idle = false): ThreadPriority {
     }
   }
   if (idle) {
-    const why = toIdlePolicy(tid);
+    const why = await toIdlePolicy(tid);
     if (why) errors.push(why);
   }
   const stat = threadStat(tid);
@@ -50,17 +50,8 @@ export function lowerThreadPriority(by: number, idle = false): ThreadPriority {
  * its slice first). Node has no sched_setattr, so this asks util-linux's `chrt`, which any
  * user may use to lower a thread of its own; returns why not, or null.
  */
-function toIdlePolicy(tid: number): string | null {
-  const chrt = spawnSync('chrt', CHRT_IDLE(tid), { encoding: 'utf8', timeout: 5_000 });
-  if (chrt.error) return `chrt: ${chrt.error.message}`;
-  if (chrt.status !== 0) return `chrt exited ${chrt.status}: ${chrt.stderr.trim()}`;
-  return null;
-}
-
-const CHRT_IDLE = (tid: number) => ['--idle', '--pid', '0', String(tid)];
-
-function toIdlePolicyAsync(tid: number): Promise<string | null> {
-  return new Promise((resolve) => execFile('chrt', CHRT_IDLE(tid), { timeout: 5_000 }, (err, _out, stderr) => resolve(err ? `chrt: ${stderr.trim() || err.message}` : null)));
+function toIdlePolicy(tid: number): Promise<string | null> {
+  return new Promise((resolve) => execFile('chrt', ['--idle', '--pid', '0', String(tid)], { timeout: 5_000 }, (err, _out, stderr) => resolve(err ? `chrt: ${stderr.trim() || err.message}` : null)));
 }
 
 /**
@@ -88,7 +79,7 @@ export async function idleHelperThreads(keep: ReadonlySet<number>): Promise<{ ti
     const tid = Number(name);
     if (tid === self || keep.has(tid) || threadStat(tid).policy === 'idle') continue;
     // One at a time and asynchronously: the event loop keeps acking meanwhile.
-    const why = await toIdlePolicyAsync(tid);
+    const why = await toIdlePolicy(tid);
     if (!why) tids.push(tid);
     else if (existsSync(`/proc/self/task/${tid}`)) errors.push(why);
   }

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { registerCallPathThread } from '../../core/call-path-threads.ts';
+import { registerCallPathWorker } from '../../core/call-path-threads.ts';
 
 /** Tuning of the WAL checkpointer thread. */
 export interface CheckpointerOptions {
@@ -125,11 +125,7 @@ export class WalCheckpointer {
     this.worker.unref();
     let reason = 'checkpointer thread exited';
     this.worker.on('error', (err) => (reason = err.message));
-    let tidOf: (tid: number | null) => void = () => undefined;
-    if (options.callPath) {
-      registerCallPathThread(new Promise((resolve) => (tidOf = resolve)));
-      this.worker.once('exit', () => tidOf(null));
-    }
+    const tidOf = options.callPath ? registerCallPathWorker(this.worker) : () => undefined;
     this.worker.on('message', (m: unknown) => {
       if (m === 'rewound') this.rewinds++;
       else if (typeof m === 'object' && m !== null && 'tid' in m) tidOf((m as { tid: number | null }).tid);

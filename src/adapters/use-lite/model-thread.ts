@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { registerCallPathThread } from '../../core/call-path-threads.ts';
+import { registerCallPathWorker } from '../../core/call-path-threads.ts';
 import { MemgateError } from '../../core/errors.ts';
 import { MISSING_PACKAGES, splitFlat, USE_LITE_PACKAGES, type LoadedUseLite, type UseLiteModel } from './model.ts';
 import { RUNNER_SOURCE } from './runner.ts';
@@ -75,9 +75,7 @@ class EmbedThread {
     // Referenced only while a call waits for it (see track): idle, it never keeps a process alive.
     this.worker.unref();
     // The embed thread answers queries: a sweep of helper threads to SCHED_IDLE leaves it alone.
-    let tidOf: (tid: number | null) => void = () => undefined;
-    registerCallPathThread(new Promise((resolve) => (tidOf = resolve)));
-    this.worker.once('exit', () => tidOf(null));
+    const tidOf = registerCallPathWorker(this.worker);
     this.loaded = new Promise((resolve, reject) => {
       this.worker.on('message', (m: FromThread) => {
         if (m.op === 'tid') tidOf(m.tid);
