@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger.ts';
 import { activeSpanContext } from '../core/tracing.ts';
 import { CpuBudget } from '../core/cpu-budget.ts';
 import { DutyCycle } from '../core/duty-cycle.ts';
+import { threadExecArgv, threadLoaderFor } from '../core/module-threads.ts';
 import type { Scope } from '../core/types.ts';
 import type { Config } from '../config/config-schema.ts';
 import type { EventBus } from '../ports/event-bus.ts';
@@ -120,13 +121,6 @@ import('node:worker_threads')
   .catch((err) => process.nextTick(() => { throw err; }));
 `;
 
-/** Loader flags: dropped when they name tsx (the thread registers it itself, never twice). */
-const LOADER_FLAG = /^(--import|--require|-r|--loader|--experimental-loader)$/;
-const LOADER_FLAG_WITH_VALUE = /^--(import|require|loader|experimental-loader)=/;
-/** The parent's inline script (`node -e`) is not the thread's. */
-const EVAL_FLAG = /^(-e|--eval|-p|--print)$/;
-const EVAL_FLAG_WITH_VALUE = /^--(eval|print)=/;
-
 interface Call {
   resolve: (report: ExtractionReport) => void;
   reject: (err: MemgateError) => void;
@@ -173,7 +167,7 @@ class ExtractionThread implements ThreadLane {
     this.cpu = new CpuBudget(options.cpuShare ?? 1, () => this.cpuMs());
     const entry = (options.entry ?? DEFAULT_ENTRY).href;
     const { execArgv, preloads } = threadExecArgv(process.execArgv);
-    this.data = { config, loader: entry.endsWith('.ts') ? resolveTsx() : null, entry, preloads, encoderLent: options.encode !== undefined, removalsLent: options.removeTurns !== undefined };
+    this.data = { config, loader: threadLoaderFor(entry, 'extraction thread'), entry, preloads, encoderLent: options.encode !== undefined, removalsLent: options.removeTurns !== undefined };
     this.execArgv = execArgv;
     this.spawn();
   }
@@ -350,29 +344,4 @@ class ExtractionThread implements ThreadLane {
     for (const call of this.calls.values()) call.reject(new MemgateError('unavailable', reason));
     this.calls.clear();
   }
-}
-
-/** tsx's registration API, which the thread loads before its TypeScript entry. */
-function resolveTsx(): string {
-  try {
-    return import.meta.resolve('tsx/esm/api');
-  } catch (err) {
-    throw new MemgateError('unavailable', 'cannot run the extraction thread: tsx is not resolvable', { cause: err, retryable: false });
-  }
-}
-
-/** The process's Node options (inherited as Node does by default) minus tsx loaders and inline scripts; its other `--import`s apart, as preloads. */
-function threadExecArgv(argv: readonly string[]): { execArgv: string[]; preloads: string[] } {
-  const kept: string[] = [];
-  const preloads: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const next = argv[i + 1];
-    if (EVAL_FLAG.test(arg) || (LOADER_FLAG.test(arg) && next?.includes('tsx'))) i++;
-    // Another `--import`: the bootstrap imports it (an eval worker would not), so it leaves the flags.
-    else if (arg === '--import' && next !== undefined) preloads.push(argv[++i]!);
-    else if (arg.startsWith('--import=') && !arg.includes('tsx')) preloads.push(arg.slice('--import='.length));
-    else if (!EVAL_FLAG_WITH_VALUE.test(arg) && !(LOADER_FLAG_WITH_VALUE.test(arg) && arg.includes('tsx'))) kept.push(arg);
-  }
-  return { execArgv: kept, preloads };
 }
