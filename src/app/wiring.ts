@@ -134,7 +134,7 @@ async function lendableEncoder(config: Config, closers: Array<() => Promise<void
   const kind = config.adapters.embedder;
   if ((kind !== 'use-lite' && kind !== 'fused') || !config.embeddings.modelThread) return undefined;
   const { leaseUseLiteThread } = await import('../adapters/use-lite/index.ts');
-  const lease = leaseUseLiteThread();
+  const lease = leaseUseLiteThread(config.embeddings.encoderRuntime);
   closers.push(() => lease.release());
   return (texts) => lease.model.embed(texts);
 }
@@ -156,6 +156,7 @@ async function buildEmbedder(config: Config, logger: Logger, closers: Array<() =
   const maxWords = config.embeddings.semanticMaxWords;
   const useLite = new UseLiteEmbedder({
     runIn: extractionThread || !config.embeddings.modelThread ? 'in-process' : 'thread',
+    runtime: config.embeddings.encoderRuntime,
     ...(lentEncoder ? { model: lentEncoder } : {}),
     ...(maxWords ? { maxWords } : {}),
   });

@@ -209,6 +209,13 @@ export const configSchema = z
          * embedding never holds the event loop that acks appends. false: on the gateway thread itself.
          */
         modelThread: z.boolean().default(true),
+        /**
+         * use-lite / fused: what runs the sentence encoder. 'int8' (default): the graph written
+         * out in src/adapters/use-lite/int8 on a wasm SIMD kernel, int8 weights (~30 MiB resident,
+         * vectors within a cosine of ~0.9997 of TF.js's). 'tfjs': TF.js's wasm backend, the float
+         * reference (~130 MiB resident, about twice the CPU per text).
+         */
+        encoderRuntime: z.enum(['int8', 'tfjs']).default('int8'),
         /** use-lite / fused: words of a text the sentence encoder sees at most (unset: all); hashing always sees the whole text. */
         semanticMaxWords: z.int().positive().optional(),
         /**

@@ -40,6 +40,7 @@ const ENV_PATHS: Record<string, string> = {
   MEMGATE_EMBEDDINGS_STATIC_SHARE: 'embeddings.staticFusedShare',
   MEMGATE_EMBEDDINGS_STATIC_CACHE_DIR: 'embeddings.staticCacheDir',
   MEMGATE_EMBEDDINGS_MODEL_THREAD: 'embeddings.modelThread',
+  MEMGATE_EMBEDDINGS_ENCODER_RUNTIME: 'embeddings.encoderRuntime',
   MEMGATE_EMBEDDINGS_SEMANTIC_MAX_WORDS: 'embeddings.semanticMaxWords',
   MEMGATE_EMBEDDINGS_DEFER_AFTER_MS: 'embeddings.deferAfterMs',
   MEMGATE_EMBEDDINGS_LANE_SHARE: 'embeddings.laneEncoderShare',

@@ -25,6 +25,7 @@ const fused = (share = 0.5, options: UseLiteEmbedderOptions = {}) =>
 embedderContract('offline hashing', () => new OfflineEmbedder(), { dimensions: 384, semantic: false });
 embedderContract('use-lite', () => useLite(), { dimensions: 512, semantic: true, tolerance: 1e-6 });
 embedderContract('use-lite on the embed thread', () => useLite(onThread), { dimensions: 512, semantic: true, tolerance: 1e-6 });
+embedderContract('use-lite, TF.js runtime, on the embed thread', () => useLite({ ...onThread, runtime: 'tfjs' }), { dimensions: 512, semantic: true, tolerance: 1e-6 });
 embedderContract('fused hashing + use-lite', () => fused(), { dimensions: 896, semantic: true, tolerance: 1e-6 });
 embedderContract('fused hashing + use-lite on the embed thread', () => fused(0.5, onThread), { dimensions: 896, semantic: true, tolerance: 1e-6 });
 

