@@ -310,7 +310,8 @@ function embeddersFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
     return LOCAL_EMBEDDERS.includes(name as LocalEmbedder) || (STATIC_EMBEDDERS as readonly string[]).includes(name);
   };
   const bad = list.filter((x) => !known(x));
-  if (bad.length > 0) throw new Error(`MEMGATE_BENCH_LOCOMO_EMBEDDERS: unknown ${bad.join(', ')}; known: ${[...LOCAL_EMBEDDERS, ...STATIC_EMBEDDERS, 'static-fused@<share>', 'use-lite:tfjs', 'fused:tfjs'].join(', ')}`);
+  if (bad.length > 0)
+    throw new Error(`MEMGATE_BENCH_LOCOMO_EMBEDDERS: unknown ${bad.join(', ')}; known: ${[...LOCAL_EMBEDDERS, ...STATIC_EMBEDDERS, 'static-fused@<share>', 'use-lite:tfjs', 'fused:tfjs'].join(', ')}`);
   return list;
 }
 
