@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { Int8Encoder } from '../../src/adapters/use-lite/int8/encoder.ts';
-import { PieceTokenizer, type Vocabulary } from '../../src/adapters/use-lite/int8/tokenizer.ts';
+import { PieceTokenizer, type Vocabulary } from '../../src/text/piece-tokenizer.ts';
 import { ModelFiles } from '../../src/adapters/use-lite/int8/weights.ts';
 import { loadUseLite } from '../../src/adapters/use-lite/model.ts';
 import { PARAPHRASES } from '../contract/embedder.contract.ts';

@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import { MemgateError } from '../../core/errors.ts';
 import type { Embedder } from '../../ports/embedder.ts';
-import { DEFAULT_RECIPE, defaultCacheDir, distilTable, installedModel, readTable, tableKey, tablePath, writeTable, type Recipe, type StaticTable, type Teacher, type Vocabulary } from './table.ts';
+import { PieceTokenizer } from '../../text/piece-tokenizer.ts';
+import { DEFAULT_RECIPE, defaultCacheDir, distilTable, installedModel, readTable, tableKey, tablePath, writeTable, type Recipe, type StaticTable, type Teacher } from './table.ts';
 
 export interface StaticUseEmbedderOptions {
   /** Builds the table when no cached one fits (the wiring passes USE-lite on its embed thread). */
@@ -99,7 +99,7 @@ export class StaticUseEmbedder implements Embedder {
   private async load(): Promise<StaticTable> {
     const started = performance.now();
     const model = installedModel();
-    this.tokenizer = makeTokenizer(model.vocabulary);
+    this.tokenizer = new PieceTokenizer(model.vocabulary);
     const key = tableKey(model, this.recipe);
     const path = tablePath(this.options.cacheDir ?? defaultCacheDir(), key);
     let table = readTable(path, key);
@@ -127,9 +127,3 @@ export class StaticUseEmbedder implements Embedder {
   }
 }
 
-/** The SentencePiece tokenizer of `@energetic-ai/embeddings` (the one the model runs with), without loading a model. */
-function makeTokenizer(vocabulary: Vocabulary): { encode(text: string): number[] } {
-  const require = createRequire(import.meta.url);
-  const { EmbeddingsModel } = require('@energetic-ai/embeddings') as { EmbeddingsModel: new (data: { vocabulary: Vocabulary; model: unknown }) => { tokenizer: { encode(text: string): number[] } } };
-  return new EmbeddingsModel({ vocabulary, model: null }).tokenizer;
-}

@@ -1,6 +1,6 @@
 import { MemgateError } from '../../../core/errors.ts';
 import { Kernel } from './kernel.ts';
-import { PieceTokenizer } from './tokenizer.ts';
+import { PieceTokenizer } from '../../../text/piece-tokenizer.ts';
 import { ModelFiles } from './weights.ts';
 
 /** Output size of the encoder. */

