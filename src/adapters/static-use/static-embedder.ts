@@ -126,4 +126,3 @@ export class StaticUseEmbedder implements Embedder {
     return table;
   }
 }
-
