@@ -162,7 +162,11 @@ function onEvent(e) {
   if (e.type.startsWith('extraction.') || e.type === 'session.ended' || e.type === 'turn.quarantined') later('lane', 300, () => state.view === 'extraction' && loadLane());
   if (state.view === 'memory' && e.agentId === state.memory.agentId && e.userId === state.memory.userId && /^(extraction\.finished|fact\.|session\.ended|turn\.appended)/.test(e.type))
     later('memory', 200, loadMemory);
-  later('calls', 100, renderCalls);
+  // The charts with the numbers: waiting for the next tick left them up to a second behind the cards.
+  later('calls', 100, () => {
+    renderCalls();
+    drawCallCharts();
+  });
 }
 
 function callOf(e) {
@@ -343,8 +347,9 @@ function drawCallCharts() {
       chartOpts(
         'ack',
         [
-          { label: 'p50', stroke: '#3ecf8e', spanGaps: true },
-          { label: 'p99', stroke: '#e5534b', spanGaps: true },
+          // Points always: a quiet minute has a few seconds with acks, and a lone point draws no line.
+          { label: 'p50', stroke: '#3ecf8e', spanGaps: true, points: { show: true, size: 5 } },
+          { label: 'p99', stroke: '#e5534b', spanGaps: true, points: { show: true, size: 5 } },
         ],
         width,
       ),

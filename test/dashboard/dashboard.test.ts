@@ -45,6 +45,26 @@ async function login(page: Page, key: string): Promise<void> {
 }
 
 const DAY = 86_400_000;
+/** The ack chart's series colours (dashboard/app.js). */
+const P50_RGB = [0x3e, 0xcf, 0x8e] as const;
+const P99_RGB = [0xe5, 0x53, 0x4b] as const;
+
+/** The canvas API `pixelsOf` uses (the tests compile without the DOM library). */
+interface Canvas2d {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+}
+
+/** In the page: pixels of a canvas within a small distance of a colour. */
+function pixelsOf(element: unknown, rgb: readonly number[]): number {
+  const canvas = element as Canvas2d;
+  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i]! - rgb[0]!) + Math.abs(d[i + 1]! - rgb[1]!) + Math.abs(d[i + 2]! - rgb[2]!) < 30) n++;
+  return n;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
@@ -128,6 +148,9 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     // The calls table refreshes on its own cadence, after the live turn list shows the duplicate.
     await expect.poll(() => callRow.locator('td.dups').textContent()).toBe('1');
     await expect.poll(async () => Number(await page.textContent('#calls-turns-minute'))).toBeGreaterThanOrEqual(3);
+    // The ack chart draws those few acks (p50 green, p99 red) with the cards, not a tick later: a lone
+    // second of acks once drew no line, so the chart stayed empty beside a card with figures.
+    for (const rgb of [P50_RGB, P99_RGB]) await expect.poll(() => page.$eval('#chart-ack canvas', pixelsOf, rgb), { timeout: 2000 }).toBeGreaterThan(0);
     await page.screenshot({ path: join(SHOTS, 'calls.png'), fullPage: true });
 
     // End the call and extract: the memory view shows ₹50 lakh as the current budget.
