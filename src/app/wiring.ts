@@ -126,7 +126,7 @@ function startLane(config: Config, ports: Ports, logger: Logger, encode: ThreadL
 
 /**
  * The sentence encoder the gateway lends its extraction thread: the process's embed thread,
- * so the process holds one copy of the model instead of two (~150 MiB each). Only when the
+ * so the process holds one copy of the model instead of two (~30 MiB each on the int8 runtime, ~150 MiB on TF.js). Only when the
  * gateway runs the model on that thread (`embeddings.modelThread`): lent encoding on the
  * event loop would stall acks.
  */
@@ -141,7 +141,7 @@ async function lendableEncoder(config: Config, closers: Array<() => Promise<void
 
 /**
  * The configured Embedder. Model-backed ones load their weights lazily, on the first embed call.
- * On the gateway thread the model runs on an embed thread (a query embedding is 10-15 ms of
+ * On the gateway thread the model runs on an embed thread (a query embedding is a few ms of
  * synchronous wasm that would stall every append ack); the extraction thread borrows that
  * thread (`lentEncoder`) or, when none is lent, runs its own copy in process. The embed
  * thread stops with the runtime.

@@ -25,7 +25,7 @@ export interface ThreadLaneOptions {
   entry?: URL;
   /**
    * The gateway's sentence encoder (raw vectors), lent to the thread so the process holds one
-   * copy of the model, not two (~150 MiB each). The thread's calls are cut into `ENCODE_CHUNK`
+   * copy of the model, not two (~30 MiB each on the int8 runtime, ~150 MiB on TF.js). The thread's calls are cut into `ENCODE_CHUNK`
    * texts each, so a search's query embedding waits for one small batch at most.
    */
   encode?: (texts: string[]) => Promise<Float32Array[]>;
@@ -49,7 +49,7 @@ export interface ThreadLaneOptions {
   removeTurns?: (scope: Scope, turnIds: readonly string[]) => Promise<void>;
 }
 
-/** Texts per lent encoder call: ~4 × 7 ms of model time, what a query may wait behind. */
+/** Texts per lent encoder call: ~4 × 2–3 ms of model time (int8; ~4 × 7 ms on TF.js), what a query may wait behind. */
 const ENCODE_CHUNK = 4;
 
 /** Counters for tests and diagnostics. */

@@ -7,7 +7,7 @@ import { leaseUseLiteThread, type UseLiteThreadLease } from './model-thread.ts';
 export interface UseLiteEmbedderOptions {
   /**
    * Texts per model call (default 16). One call computes synchronously and holds its thread
-   * for about 7 ms per text here; between calls the thread serves timers and I/O.
+   * for ~2–3 ms per sentence here (int8; ~7 ms on TF.js); between calls the thread serves timers and I/O.
    */
   batchSize?: number;
   /**
@@ -31,7 +31,7 @@ export interface UseLiteEmbedderOptions {
   /**
    * Where the model runs (default 'in-process'). 'thread': on the process's one embed thread,
    * so the calling event loop stays free while the model computes (the gateway: a query
-   * embedding would otherwise stall every append ack for 10-15 ms). 'in-process': on the
+   * embedding would otherwise stall every append ack for a few ms). 'in-process': on the
    * calling thread, for threads that do nothing else (the extraction thread).
    */
   runIn?: 'in-process' | 'thread';
@@ -45,7 +45,7 @@ export interface UseLiteEmbedderOptions {
   runtime?: UseLiteRuntime;
   /**
    * Vectors kept by text, most recently used first (default 1,024, ~2 MiB; 0: none): a repeated
-   * query, a retried window or a re-embedded ACU costs a lookup instead of ~7 ms of model time.
+   * query, a retried window or a re-embedded ACU costs a lookup instead of ~2–3 ms of model time.
    */
   cacheSize?: number;
 }
