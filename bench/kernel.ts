@@ -35,7 +35,7 @@ function timeIt(macsPerCall: number, call: () => void): number {
   return median(rates);
 }
 
-function benchQmatmul(kernel: Kernel, rows: number, k: number, n: number): number {
+function benchQmatmul(kernel: Kernel, rows: number, k: number, n: number, accumulate = false): number {
   const mark = kernel.mark();
   const kpad = padK(k);
   const x = kernel.alloc(rows * k * 4);
@@ -50,7 +50,8 @@ function benchQmatmul(kernel: Kernel, rows: number, k: number, n: number): numbe
   fillRandom(kernel.f32(wscales, n), 0.001, 0.01, false);
   fillRandom(kernel.f32(bias, n), -1, 1, false);
   kernel.quantizeRows(x, rows, k, kpad, q, scales);
-  const rate = timeIt(rows * kpad * n, () => kernel.qmatmul(q, scales, rows, kpad, w, wscales, bias, n, out, n));
+  // accumulating: the repeated calls keep adding into out, which stays finite over a run
+  const rate = timeIt(rows * kpad * n, () => kernel.qmatmul(q, scales, rows, kpad, w, wscales, bias, n, out, n, accumulate));
   kernel.reset(mark);
   return rate;
 }
@@ -67,7 +68,7 @@ function benchMatmulF32(kernel: Kernel, rows: number, k: number, n: number): num
   return rate;
 }
 
-function benchQuantize(kernel: Kernel, rows: number, k: number): number {
+function benchQuantize(kernel: Kernel, rows: number, k: number, relu = false): number {
   const mark = kernel.mark();
   const kpad = padK(k);
   const x = kernel.alloc(rows * k * 4);
@@ -75,7 +76,7 @@ function benchQuantize(kernel: Kernel, rows: number, k: number): number {
   const scales = kernel.alloc(rows * 4);
   fillRandom(kernel.f32(x, rows * k), -3, 3, false);
   // "MACs" here are elements, so the figure reads as Gelem/s
-  const rate = timeIt(rows * k, () => kernel.quantizeRows(x, rows, k, kpad, q, scales));
+  const rate = timeIt(rows * k, () => kernel.quantizeRows(x, rows, k, kpad, q, scales, undefined, relu));
   kernel.reset(mark);
   return rate;
 }
@@ -92,6 +93,14 @@ for (const [rows, k, n] of [
 ] as const) {
   console.log(`  rows ${String(rows).padStart(3)}  k ${String(k).padStart(4)}  n ${String(n).padStart(4)}  ${fmt(benchQmatmul(kernel, rows, k, n))} GMAC/s`);
 }
+console.log('qmatmul accumulating into out (the residual adds: attention output, FFN conv2)');
+for (const [rows, k, n] of [
+  [32, 512, 512],
+  [32, 1536, 512],
+] as const) {
+  console.log(`  rows ${String(rows).padStart(3)}  k ${String(k).padStart(4)}  n ${String(n).padStart(4)}  ${fmt(benchQmatmul(kernel, rows, k, n, true))} GMAC/s`);
+  console.log(`     (the same, plain store)         ${fmt(benchQmatmul(kernel, rows, k, n))} GMAC/s`);
+}
 
 console.log('matmul_f32 (attention: q . k^T per head)');
 for (const [rows, k, n] of [
@@ -105,3 +114,5 @@ for (const [rows, k, n] of [
 
 console.log('quantize_rows');
 console.log(`  rows  32  k  512  ${fmt(benchQuantize(kernel, 32, 512))} Gelem/s`);
+console.log(`  rows  32  k 1536  ${fmt(benchQuantize(kernel, 32, 1536))} Gelem/s`);
+console.log(`  rows  32  k 1536  ${fmt(benchQuantize(kernel, 32, 1536, true))} Gelem/s (relu)`);

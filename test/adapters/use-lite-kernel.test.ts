@@ -1,7 +1,9 @@
 /**
  * The int8 encoder's wasm kernel against plain-JS references: quantize_rows and qmatmul
  * must agree to the bit (the kernel's i32 sums are exact and its f32 steps are the
- * reference's, in the same order); matmul_f32 sums in another order, so within rounding.
+ * reference's, in the same order), with and without their fused steps (quantize_rows'
+ * ReLU, qmatmul's accumulate: the references do them as the encoder's JS used to, as a
+ * separate pass); matmul_f32 sums in another order, so within rounding.
  * Also: the allocator, and that the committed kernel-wasm.ts is a fresh compile of kernel.wat.
  */
 import { readFileSync } from 'node:fs';
@@ -39,7 +41,15 @@ function nearestEven(v: number): number {
   return fl % 2 === 0 ? fl : fl + 1;
 }
 
-function refQuantize(x: Float32Array, rows: number, k: number, kpad: number, maxq: number): { q: Int16Array; scales: Float32Array } {
+/** ReLU as the encoder did it in JS before the kernel fused it: negatives zeroed in place (-0 and NaN kept). */
+function refRelu(x: Float32Array): Float32Array {
+  const y = x.slice();
+  for (let i = 0; i < y.length; i++) if (y[i]! < 0) y[i] = 0;
+  return y;
+}
+
+function refQuantize(x: Float32Array, rows: number, k: number, kpad: number, maxq: number, relu = false): { q: Int16Array; scales: Float32Array } {
+  if (relu) x = refRelu(x);
   const q = new Int16Array(rows * kpad);
   const scales = new Float32Array(rows);
   for (let r = 0; r < rows; r++) {
@@ -55,7 +65,10 @@ function refQuantize(x: Float32Array, rows: number, k: number, kpad: number, max
   return { q, scales };
 }
 
-/** The reference qmatmul, into out (row stride ldo); the f32 steps in the kernel's order. */
+/**
+ * The reference qmatmul, into out (row stride ldo); the f32 steps in the kernel's order.
+ * accumulate: the product into a temporary, then out += it (the encoder's old residual add).
+ */
 function refQmatmul(
   q: Int16Array,
   scales: Float32Array,
@@ -67,14 +80,17 @@ function refQmatmul(
   n: number,
   out: Float32Array,
   ldo: number,
+  accumulate = false,
 ): void {
+  const tmp = new Float32Array(rows * n);
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < n; c++) {
       let sum = 0;
       for (let j = 0; j < kpad; j++) sum += q[r * kpad + j]! * w[c * kpad + j]!;
-      out[r * ldo + c] = f(f(f(f(sum) * scales[r]!) * wscales[c]!) + (bias ? bias[c]! : 0));
+      tmp[r * n + c] = f(f(f(f(sum) * scales[r]!) * wscales[c]!) + (bias ? bias[c]! : 0));
     }
   }
+  for (let r = 0; r < rows; r++) for (let c = 0; c < n; c++) out[r * ldo + c] = accumulate ? out[r * ldo + c]! + tmp[r * n + c]! : tmp[r * n + c]!;
 }
 
 /** Reference matmul_f32 in double, plus the bound sum |a||b| for the tolerance. */
@@ -124,14 +140,16 @@ function randomF32(rand: () => number, len: number, scale: number): Float32Array
   return x;
 }
 
-function runQuantize(x: Float32Array, rows: number, k: number, kpad: number, maxq = DEFAULT_MAXQ): { q: Int16Array; scales: Float32Array } {
+function runQuantize(x: Float32Array, rows: number, k: number, kpad: number, maxq = DEFAULT_MAXQ, relu = false): { q: Int16Array; scales: Float32Array } {
   const mark = kernel.mark();
   const xp = put(x);
   // q is pre-filled with garbage: the kernel must write every lane, padding included
   const qp = put(new Int16Array(rows * kpad).fill(-7));
   const sp = put(new Float32Array(rows).fill(-1));
-  kernel.quantizeRows(xp, rows, k, kpad, qp, sp, maxq);
+  kernel.quantizeRows(xp, rows, k, kpad, qp, sp, maxq, relu);
   const res = { q: kernel.i16(qp, rows * kpad).slice(), scales: kernel.f32(sp, rows).slice() };
+  // the input is read, never written (the ReLU is applied on the fly)
+  expectSame('quantize_rows input', kernel.f32(xp, rows * k), x);
   kernel.reset(mark);
   return res;
 }
@@ -148,9 +166,12 @@ interface QmatmulCase {
   /** Output row stride and first column inside it (to test writing into a wider buffer). */
   ldo?: number;
   col0?: number;
+  /** out += the product: out starts as `initial` (rows x ldo; a sentinel fill without it). */
+  accumulate?: boolean;
+  initial?: Float32Array;
 }
 
-/** Runs qmatmul into a sentinel-filled wider buffer; returns the whole buffer and the reference's. */
+/** Runs qmatmul into a sentinel-filled (or `initial`) wider buffer; returns the whole buffer and the reference's. */
 function runQmatmul(t: QmatmulCase): { got: Float32Array; want: Float32Array } {
   const ldo = t.ldo ?? t.n;
   const col0 = t.col0 ?? 0;
@@ -160,12 +181,12 @@ function runQmatmul(t: QmatmulCase): { got: Float32Array; want: Float32Array } {
   const wp = put(t.w);
   const wsp = put(t.wscales);
   const bp = t.bias ? put(t.bias) : 0;
-  const want = new Float32Array(t.rows * ldo).fill(12345.5);
+  const want = t.initial ? t.initial.slice() : new Float32Array(t.rows * ldo).fill(12345.5);
   const op = put(want);
-  kernel.qmatmul(qp, sp, t.rows, t.kpad, wp, wsp, bp, t.n, op + col0 * 4, ldo);
+  kernel.qmatmul(qp, sp, t.rows, t.kpad, wp, wsp, bp, t.n, op + col0 * 4, ldo, t.accumulate ?? false);
   const got = kernel.f32(op, t.rows * ldo).slice();
   kernel.reset(mark);
-  refQmatmul(t.q, t.scales, t.rows, t.kpad, t.w, t.wscales, t.bias, t.n, want.subarray(col0), ldo);
+  refQmatmul(t.q, t.scales, t.rows, t.kpad, t.w, t.wscales, t.bias, t.n, want.subarray(col0), ldo, t.accumulate ?? false);
   return { got, want };
 }
 
@@ -221,6 +242,52 @@ describe('use-lite int8 kernel: quantize_rows', () => {
       }
     }
   });
+
+  it("with relu, matches quantizing the ReLU'd rows bit for bit over rows 1..37 and every k", () => {
+    const rand = rng(10);
+    for (let rows = 1; rows <= 37; rows++) {
+      for (const k of KS) {
+        const kpad = padK(k) + (rows % 3 === 0 ? 16 : 0);
+        const x = randomF32(rand, rows * k, rows % 2 ? 3 : 1e4);
+        // some rows lean negative, so the ReLU'd maximum is not the magnitude's
+        for (let r = 0; r < rows; r += 3) for (let j = 0; j < k; j++) x[r * k + j] = x[r * k + j]! - (rows % 2 ? 2 : 6e3);
+        const got = runQuantize(x, rows, k, kpad, DEFAULT_MAXQ, true);
+        const want = refQuantize(x, rows, k, kpad, DEFAULT_MAXQ, true);
+        expectSame(`relu scales rows ${rows} k ${k}`, got.scales, want.scales);
+        expectSame(`relu q rows ${rows} k ${k}`, got.q, want.q);
+        expect(Math.min(...Array.from(got.q))).toBeGreaterThanOrEqual(0);
+      }
+    }
+  });
+
+  it('with and without relu, handles negative-only rows, -0, infinities and NaN like the reference', () => {
+    const rand = rng(11);
+    for (const k of [1, 3, 4, 7, 8, 9, 16, 17, 300]) {
+      const rows = 6;
+      const kpad = padK(k);
+      const x = randomF32(rand, rows * k, 5);
+      // row 0 all negative; row 1 -0 and +0; row 2 a -inf; row 3 a +inf; row 4 a NaN; row 5 mixed, the largest magnitude negative
+      for (let j = 0; j < k; j++) {
+        x[0 * k + j] = -1 - rand() * 5;
+        x[1 * k + j] = j % 2 ? -0 : 0;
+        x[5 * k + j] = j === k - 1 ? -50 : rand() * 3;
+      }
+      x[2 * k + (k >> 1)] = -Infinity;
+      x[3 * k + (k - 1)] = Infinity;
+      x[4 * k] = NaN;
+      for (const relu of [false, true]) {
+        const got = runQuantize(x, rows, k, kpad, DEFAULT_MAXQ, relu);
+        const want = refQuantize(x, rows, k, kpad, DEFAULT_MAXQ, relu);
+        expectSame(`scales k ${k} relu ${relu}`, got.scales, want.scales);
+        expectSame(`q k ${k} relu ${relu}`, got.q, want.q);
+      }
+      const relu = runQuantize(x, rows, k, kpad, DEFAULT_MAXQ, true);
+      expect(relu.scales[0]).toBe(1);
+      expect(Array.from(relu.q.subarray(0, 2 * kpad)).every((v) => v === 0)).toBe(true);
+      if (k > 1) expect(relu.q[5 * kpad + k - 1]).toBe(0); // row 5's -50 is cut: its positives set the scale
+      expect(relu.scales[5]).toBe(k > 1 ? f(Math.max(...Array.from(x.subarray(5 * k, 6 * k - 1))) / DEFAULT_MAXQ) : 1);
+    }
+  });
 });
 
 describe('use-lite int8 kernel: qmatmul', () => {
@@ -260,6 +327,41 @@ describe('use-lite int8 kernel: qmatmul', () => {
     ] as const) {
       const { got, want } = runQmatmul({ ...randomQmatmulCase(rand, rows, k, n, true), ldo, col0 });
       expectSame(`rows ${rows} n ${n} ldo ${ldo} col0 ${col0}`, got, want);
+    }
+  });
+
+  it('accumulating, adds into out bit for bit like a separate add over rows 1..37, every k and n 1..70', () => {
+    const rand = rng(12);
+    let n = 1;
+    for (let rows = 1; rows <= 37; rows++) {
+      for (const k of KS) {
+        const initial = randomF32(rand, rows * n, rows % 2 ? 0.5 : 300);
+        const t = { ...randomQmatmulCase(rand, rows, k, n, (rows + k) % 2 === 0), accumulate: true, initial };
+        const { got, want } = runQmatmul(t);
+        expectSame(`accumulate rows ${rows} k ${k} n ${n}`, got, want);
+        n = (n % 70) + 1;
+      }
+    }
+  });
+
+  it('accumulating, touches only its columns of a wider output and works at the encoder widths', () => {
+    const rand = rng(13);
+    for (const [rows, k, n, ldo, col0] of [
+      [7, 64, 5, 16, 3],
+      [9, 300, 33, 100, 40],
+      [4, 16, 2, 3, 1],
+      [1, 1, 1, 9, 8],
+      [13, 256, 512, 512, 0],
+      [38, 1536, 512, 512, 0],
+    ] as const) {
+      const initial = randomF32(rand, rows * ldo, 10);
+      // exact cancellations (out = -(the product): the sum is +0) and -0 outside the columns, which must stay -0
+      const t: QmatmulCase = { ...randomQmatmulCase(rand, rows, k, n, true), ldo, col0, accumulate: true, initial };
+      const plain = runQmatmul({ ...t, accumulate: false, initial: new Float32Array(rows * ldo) }).got;
+      for (let i = 0; i < rows * ldo; i += 3) initial[i] = -plain[i]!;
+      const { got, want } = runQmatmul(t);
+      expectSame(`accumulate rows ${rows} n ${n} ldo ${ldo} col0 ${col0}`, got, want);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < ldo; c++) if (c < col0 || c >= col0 + n) expect(got[r * ldo + c]).toBe(initial[r * ldo + c]);
     }
   });
 

@@ -33,8 +33,8 @@ const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 interface KernelExports {
   memory: KernelMemory;
-  quantize_rows(x: number, rows: number, k: number, kpad: number, q: number, scales: number, maxq: number): void;
-  qmatmul(q: number, scales: number, rows: number, kpad: number, w: number, wscales: number, bias: number, n: number, out: number, ldo: number): void;
+  quantize_rows(x: number, rows: number, k: number, kpad: number, q: number, scales: number, maxq: number, relu: number): void;
+  qmatmul(q: number, scales: number, rows: number, kpad: number, w: number, wscales: number, bias: number, n: number, out: number, ldo: number, acc: number): void;
   matmul_f32(a: number, lda: number, rows: number, k: number, b: number, ldb: number, n: number, out: number, ldo: number, alpha: number): void;
 }
 
@@ -123,21 +123,25 @@ export class Kernel {
   /**
    * Per-row symmetric quantization: x (rows x k f32) -> q (rows x kpad i16, zero-padded),
    * scales[r] = max|x[r]| / maxq (1 for an all-zero row), q = nearest(x / scale), ties to even.
+   * With `relu`, x is read as relu(x) = (x < 0 ? 0 : x), the scale taken over those values:
+   * the same q and scales as zeroing the negatives in place and quantizing after (x is not written).
    */
-  quantizeRows(x: number, rows: number, k: number, kpad: number, q: number, scales: number, maxq = DEFAULT_MAXQ): void {
+  quantizeRows(x: number, rows: number, k: number, kpad: number, q: number, scales: number, maxq = DEFAULT_MAXQ, relu = false): void {
     checkKpad(k, kpad);
-    this.fns.quantize_rows(x, rows, k, kpad, q, scales, maxq);
+    this.fns.quantize_rows(x, rows, k, kpad, q, scales, maxq, relu ? 1 : 0);
   }
 
   /**
    * out[r * ldo + c] = f32(sum_j q[r * kpad + j] * w[c * kpad + j]) * scales[r] * wscales[c] + bias[c].
    * w is i8, transposed (n rows of kpad); bias 0 = none; ldo (>= n) is out's row stride in floats.
+   * With `accumulate`, out[r * ldo + c] += that instead (f32 adds: bit-identical to computing the
+   * product into a buffer and adding it to out after), so a residual add needs no buffer.
    */
-  qmatmul(q: number, scales: number, rows: number, kpad: number, w: number, wscales: number, bias: number, n: number, out: number, ldo = n): void {
+  qmatmul(q: number, scales: number, rows: number, kpad: number, w: number, wscales: number, bias: number, n: number, out: number, ldo = n, accumulate = false): void {
     checkKpad(kpad, kpad);
     if (kpad > 2048) throw new MemgateError('internal', `qmatmul: kpad ${kpad} > 2048 could overflow the i32 sums`);
     if (ldo < n) throw new MemgateError('internal', `qmatmul: ldo ${ldo} < n ${n}`);
-    this.fns.qmatmul(q, scales, rows, kpad, w, wscales, bias, n, out, ldo);
+    this.fns.qmatmul(q, scales, rows, kpad, w, wscales, bias, n, out, ldo, accumulate ? 1 : 0);
   }
 
   /**
