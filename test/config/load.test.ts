@@ -113,6 +113,9 @@ describe('configuration', () => {
     expect(messageOf(() => load([], { MEMGATE_EMBEDDER: 'fused', MEMGATE_EMBEDDINGS_DIMENSIONS: '512' }))).toMatch(/fused embedder makes 896-d/);
     expect(load([]).embeddings.modelThread).toBe(true);
     expect(load([], { MEMGATE_EMBEDDINGS_MODEL_THREAD: 'false' }).embeddings.modelThread).toBe(false);
+    expect(load([]).embeddings.encoderRuntime).toBe('int8');
+    expect(load([], { MEMGATE_EMBEDDINGS_ENCODER_RUNTIME: 'tfjs' }).embeddings.encoderRuntime).toBe('tfjs');
+    expect(messageOf(() => load([], { MEMGATE_EMBEDDINGS_ENCODER_RUNTIME: 'onnx' }))).toMatch(/encoderRuntime/);
     const env = { MEMGATE_EMBEDDER: 'use-lite', MEMGATE_EMBEDDINGS_BASE_URL: 'http://127.0.0.1:9/v1' };
     expect(configNotices(load([], env), env)).toEqual([expect.stringMatching(/embedder is use-lite; set MEMGATE_EMBEDDER=openai/)]);
   });
