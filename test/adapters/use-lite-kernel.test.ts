@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAXQ, Kernel, padK } from '../../src/adapters/use-lite/int8/kernel.ts';
+import { DEFAULT_MAXQ, Kernel, moduleOf, padK } from '../../src/adapters/use-lite/int8/kernel.ts';
 import { MemgateError } from '../../src/core/errors.ts';
 import { compileKernel, KERNEL_WASM_TS_PATH, renderKernelModule } from '../../scripts/kernel-compile.ts';
 
@@ -521,5 +521,12 @@ describe('use-lite int8 kernel: build', () => {
   it('kernel-wasm.ts is a fresh compile of kernel.wat (run `npm run build:kernel` after editing the WAT)', async () => {
     const fresh = renderKernelModule(await compileKernel());
     expect(readFileSync(KERNEL_WASM_TS_PATH, 'utf8')).toBe(fresh);
+  });
+
+  it('where the kernel cannot compile, says so and names the runtime to use instead', () => {
+    // Bytes a wasm engine refuses, as one without SIMD refuses the kernel's SIMD opcodes.
+    const refused = Uint8Array.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0xff]);
+    expect(() => moduleOf(refused)).toThrow(MemgateError);
+    expect(() => moduleOf(refused)).toThrow(/does not compile here .*MEMGATE_EMBEDDINGS_ENCODER_RUNTIME=tfjs/);
   });
 });

@@ -40,9 +40,26 @@ interface KernelExports {
 
 let compiled: object | undefined;
 
+/**
+ * Compile kernel bytes. The kernel needs WebAssembly fixed-width SIMD (Node 16.4+ on a CPU
+ * with SSE4.1 or NEON): where it cannot compile, the error says how to run the encoder
+ * without it instead of a bare CompileError from deep in a thread.
+ */
+export function moduleOf(bytes: Uint8Array): object {
+  try {
+    return new wasm.Module(bytes);
+  } catch (err) {
+    throw new MemgateError(
+      'internal',
+      `the int8 encoder's wasm SIMD kernel does not compile here (${err instanceof Error ? err.message : String(err)}); set MEMGATE_EMBEDDINGS_ENCODER_RUNTIME=tfjs to run the encoder on TF.js`,
+      { cause: err, retryable: false },
+    );
+  }
+}
+
 /** The compiled module (a WebAssembly.Module), shared by every Kernel: compiled synchronously, once. */
 function kernelModule(): object {
-  compiled ??= new wasm.Module(Buffer.from(KERNEL_WASM_BASE64, 'base64'));
+  compiled ??= moduleOf(Buffer.from(KERNEL_WASM_BASE64, 'base64'));
   return compiled;
 }
 
