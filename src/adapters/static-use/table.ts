@@ -3,10 +3,10 @@ import { mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { MemgateError } from '../../core/errors.ts';
+import type { Vocabulary } from '../../text/piece-tokenizer.ts';
 import { principalAxes } from './pca.ts';
 
-/** SentencePiece vocabulary as the model package ships it: [piece, unigram log-probability]. */
-export type Vocabulary = Array<[string, number]>;
+export type { Vocabulary } from '../../text/piece-tokenizer.ts';
 
 /** The sentence encoder the table is distilled from: one vector per text, in order. */
 export type Teacher = (texts: string[]) => Promise<Float32Array[]>;

@@ -1,5 +1,5 @@
 import { MemgateError } from '../../../core/errors.ts';
-import { Kernel } from './kernel.ts';
+import { Kernel, padK } from './kernel.ts';
 import { PieceTokenizer } from '../../../text/piece-tokenizer.ts';
 import { ModelFiles } from './weights.ts';
 
@@ -252,7 +252,7 @@ export class Int8Encoder {
    */
   private linear(files: ModelFiles, weights: string, bias: string, k: number, n: number): Linear {
     if (files.count(weights) !== k * n) throw new MemgateError('internal', `the model's ${weights} is not ${k} × ${n}`);
-    const kpad = Math.ceil(k / 16) * 16;
+    const kpad = padK(k);
     const kern = this.kernel;
     const layer: Linear = { k, kpad, n, w: kern.alloc(n * kpad), scales: kern.alloc(n * 4), bias: kern.alloc(n * 4) };
     const max = new Float32Array(n);
