@@ -246,6 +246,8 @@ function lastMinute() {
   const p50 = [];
   const p99 = [];
   let all = [];
+  // Seconds known only from the HTTP snapshot (no live acks): their per-second p50s and p99s.
+  const snapshotP50 = [];
   let fallback = null;
   let total = 0;
   for (let s = now - 59; s <= now; s++) {
@@ -257,8 +259,9 @@ function lastMinute() {
     p99.push(b ? (b.acks.length ? quantile(b.acks, 0.99) : b.p99) : null);
     if (b) all = all.concat(b.acks);
     if (b && b.p99 !== null) fallback = Math.max(fallback ?? 0, b.p99);
+    if (b && b.p50 !== null) snapshotP50.push(b.p50);
   }
-  return { t, turns, p50, p99, total, ackP50: quantile(all, 0.5), ackP99: all.length ? quantile(all, 0.99) : fallback };
+  return { t, turns, p50, p99, total, ackP50: all.length ? quantile(all, 0.5) : quantile(snapshotP50, 0.5), ackP99: all.length ? quantile(all, 0.99) : fallback };
 }
 
 function renderCalls() {
@@ -348,8 +351,8 @@ function drawCallCharts() {
         'ack',
         [
           // Points always: a quiet minute has a few seconds with acks, and a lone point draws no line.
-          { label: 'p50', stroke: '#3ecf8e', spanGaps: true, points: { show: true, size: 5 } },
-          { label: 'p99', stroke: '#e5534b', spanGaps: true, points: { show: true, size: 5 } },
+          { label: 'p50', stroke: '#3ecf8e', spanGaps: true, points: { show: true, size: 6, fill: '#3ecf8e' } },
+          { label: 'p99', stroke: '#e5534b', spanGaps: true, points: { show: true, size: 6, fill: '#e5534b' } },
         ],
         width,
       ),

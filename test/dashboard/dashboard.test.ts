@@ -283,6 +283,10 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       // The page read afresh (a reload reads /v1/calls) shows the same.
       await page.reload();
       await page.locator(`#ended-table tr[data-session="${lost}"][data-reason="dropped"]`).waitFor({ timeout: 5000 });
+      // Read afresh, the minute's ack figures come from the snapshot: both of them, and on the chart.
+      await expect.poll(() => page.textContent('#calls-ack')).toMatch(/^\d[\d.]* ms \/ \d[\d.]* ms$/);
+      // One ack: its p50 and p99 are the same point, p99's drawn on top.
+      await expect.poll(() => page.$eval('#chart-ack canvas', pixelsOf, P99_RGB), { timeout: 2000 }).toBeGreaterThan(0);
       await page.screenshot({ path: join(SHOTS, 'ended-calls.png') });
       await ended.close();
     } finally {
